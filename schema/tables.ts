@@ -1,0 +1,196 @@
+/**
+ * Every table of the gateway, in one file so drizzle-kit sees the whole database.
+ * Times are integer milliseconds since the epoch; JSON columns are text holding JSON.
+ */
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const organizations = sqliteTable("organizations", {
+  id: text().primaryKey(),
+  slug: text().notNull().unique(),
+  name: text().notNull(),
+  createdAt: integer().notNull(),
+});
+
+/** Key/value settings of the installation: the system key hash, the one-time setup code hash. */
+export const settings = sqliteTable("settings", {
+  key: text().primaryKey(),
+  value: text().notNull(),
+  updatedAt: integer().notNull(),
+});
+
+export const users = sqliteTable("users", {
+  id: text().primaryKey(),
+  email: text().notNull().unique(),
+  passwordHash: text().notNull(),
+  createdAt: integer().notNull(),
+});
+
+export const memberships = sqliteTable(
+  "memberships",
+  {
+    userId: text()
+      .notNull()
+      .references(() => users.id),
+    orgId: text()
+      .notNull()
+      .references(() => organizations.id),
+    role: text({ enum: ["owner", "admin", "member"] }).notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.orgId] })],
+);
+
+/** Signed-in admin sessions; only the SHA-256 of the session secret is stored. */
+export const sessions = sqliteTable("sessions", {
+  id: text().primaryKey(),
+  hash: text().notNull().unique(),
+  userId: text()
+    .notNull()
+    .references(() => users.id),
+  orgId: text()
+    .notNull()
+    .references(() => organizations.id),
+  createdAt: integer().notNull(),
+  expiresAt: integer().notNull(),
+});
+
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: text().primaryKey(),
+    orgId: text()
+      .notNull()
+      .references(() => organizations.id),
+    name: text().notNull(),
+    prefix: text().notNull(),
+    lastFour: text().notNull(),
+    /** Hex SHA-256 of the full token string. The token itself is never stored. */
+    hash: text().notNull(),
+    /** JSON array of scope strings. */
+    scopes: text().notNull(),
+    createdBy: text().notNull(),
+    createdAt: integer().notNull(),
+    lastUsedAt: integer(),
+    revokedAt: integer(),
+    revokedBy: text(),
+  },
+  (t) => [uniqueIndex("api_tokens_hash").on(t.hash), index("api_tokens_org").on(t.orgId)],
+);
+
+/** Who did what to tokens, users and runs, for audit. */
+export const adminAudit = sqliteTable(
+  "admin_audit",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    orgId: text().notNull(),
+    actorKind: text({ enum: ["user", "token", "system"] }).notNull(),
+    actorId: text().notNull(),
+    action: text().notNull(),
+    targetId: text(),
+    at: integer().notNull(),
+  },
+  (t) => [index("admin_audit_org_at").on(t.orgId, t.at)],
+);
+
+/** One row per planning call. Never holds prompt text or patient context. */
+export const planAudit = sqliteTable(
+  "plan_audit",
+  {
+    auditId: text().primaryKey(),
+    requestId: text().notNull(),
+    company: text().notNull(),
+    principalKind: text({ enum: ["system", "token"] }).notNull(),
+    principalId: text().notNull(),
+    intent: text().notNull(),
+    cache: text({ enum: ["hit", "miss", "bypass"] }).notNull(),
+    upstreamLatencyMs: integer(),
+    blockedSteps: integer().notNull(),
+    status: integer().notNull(),
+    createdAt: integer().notNull(),
+  },
+  (t) => [index("plan_audit_company_at").on(t.company, t.createdAt)],
+);
+
+/** Daily rate-limit counters, persisted so a restart does not reset the day. */
+export const rateLimitDays = sqliteTable(
+  "rate_limit_days",
+  {
+    company: text().notNull(),
+    day: text().notNull(),
+    count: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.company, t.day] })],
+);
+
+/** Idempotency-Key records; `status` is `in_flight` until the response is stored. */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    scope: text().notNull(),
+    key: text().notNull(),
+    requestHash: text().notNull(),
+    status: text({ enum: ["in_flight", "done"] }).notNull(),
+    responseStatus: integer(),
+    /** JSON of the stored response body. */
+    responseBody: text(),
+    /** JSON object of response headers worth replaying (e.g. X-Health-Cache). */
+    responseHeaders: text(),
+    createdAt: integer().notNull(),
+    expiresAt: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_expires").on(t.expiresAt)],
+);
+
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: text().primaryKey(),
+    workflowInstanceId: text().notNull().unique(),
+    orgId: text().notNull(),
+    loopId: text().notNull(),
+    /** JSON of event.body; NULL when the trigger sent no body (event.body === undefined). */
+    input: text(),
+    triggerKind: text({ enum: ["token", "user"] }).notNull(),
+    triggerId: text().notNull(),
+    triggerName: text().notNull(),
+    status: text({ enum: ["queued", "running", "sleeping", "complete", "errored", "terminated"] }).notNull(),
+    output: text(),
+    /** JSON `{ name, message }` when the run errored or was terminated. */
+    error: text(),
+    attempts: integer().notNull().default(0),
+    leaseOwner: text(),
+    leaseExpiresAt: integer(),
+    /** When a sleeping run is due to wake. */
+    wakeAt: integer(),
+    createdAt: integer().notNull(),
+    updatedAt: integer().notNull(),
+    startedAt: integer(),
+    finishedAt: integer(),
+  },
+  (t) => [
+    index("runs_org_loop_created").on(t.orgId, t.loopId, t.createdAt),
+    index("runs_status_wake").on(t.status, t.wakeAt),
+  ],
+);
+
+export const runSteps = sqliteTable(
+  "run_steps",
+  {
+    runId: text()
+      .notNull()
+      .references(() => runs.id),
+    /** Step name made unique within the run (`fetch`, `fetch#2`, …). */
+    key: text().notNull(),
+    name: text().notNull(),
+    idx: integer().notNull(),
+    kind: text({ enum: ["do", "sleep"] }).notNull(),
+    status: text({ enum: ["running", "sleeping", "complete", "errored"] }).notNull(),
+    result: text(),
+    error: text(),
+    attempts: integer().notNull().default(0),
+    wakeAt: integer(),
+    startedAt: integer().notNull(),
+    finishedAt: integer(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.key] })],
+);

@@ -1,0 +1,33 @@
+/**
+ * Opens the SQLite database, tunes it for a server (WAL, busy timeout) and applies the
+ * drizzle-kit migrations checked in under drizzle/.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { drizzle } from "drizzle-orm/bun-sqlite";
+import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import * as tables from "../schema/tables.ts";
+
+export type Db = ReturnType<typeof openDatabase>;
+
+const migrationsFolder = join(import.meta.dir, "..", "drizzle");
+
+/** `file:path`, a bare path, or `:memory:`. */
+export function databasePath(url: string): string {
+  const path = url.startsWith("file:") ? url.slice("file:".length) : url;
+  return path === "" ? ":memory:" : path;
+}
+
+export function openDatabase(url: string) {
+  const path = databasePath(url);
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.run("PRAGMA journal_mode = WAL");
+  sqlite.run("PRAGMA busy_timeout = 5000");
+  sqlite.run("PRAGMA synchronous = NORMAL");
+  sqlite.run("PRAGMA foreign_keys = ON");
+  const orm = drizzle(sqlite, { schema: tables });
+  migrate(orm, { migrationsFolder });
+  return { sqlite, orm, close: () => sqlite.close() };
+}
