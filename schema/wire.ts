@@ -24,7 +24,7 @@ export const planningRequestSchema = v.object({
   intent: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/, "intent must be a lower-case identifier")),
   route_context: v.looseObject({ hosted: v.boolean("route_context.hosted must be a boolean") }),
   safety_checks: v.pipe(v.array(v.pipe(v.string(), v.maxLength(128))), v.maxLength(32)),
-  workspace_manifest: v.nullable(v.record(v.string(), v.unknown()), "workspace_manifest must be an object or null"),
+  workspace_manifest: v.nullable(v.record(v.string(), v.unknown(), "workspace_manifest must be an object or null")),
 });
 export type PlanningRequest = v.InferOutput<typeof planningRequestSchema>;
 

@@ -1,0 +1,31 @@
+/**
+ * The one authorization function. Every endpoint and procedure that acts for a token asks
+ * it; nothing else compares organizations or scopes.
+ */
+export interface Principal {
+  kind: "system" | "token";
+  /** Token id, or `system` for the system key. */
+  id: string;
+  name: string;
+  orgId: string;
+  orgSlug: string;
+  scopes: readonly string[];
+}
+
+export type Action = { kind: "cli:run" } | { kind: "loop:run"; orgId: string; loopId: string };
+
+export type Verdict = { ok: true } | { ok: false; reason: string };
+
+export function authorize(principal: Principal, action: Action): Verdict {
+  switch (action.kind) {
+    case "cli:run":
+      return principal.scopes.includes("cli:run") ? { ok: true } : { ok: false, reason: "token lacks scope cli:run" };
+    case "loop:run": {
+      // Organization first, and the same answer whatever the loop: a token must not learn
+      // whether another organization's loop exists.
+      if (principal.orgId !== action.orgId) return { ok: false, reason: "token belongs to another organization" };
+      const allowed = principal.scopes.some((s) => s === "loop:run" || s === `loop:run:${action.loopId}`);
+      return allowed ? { ok: true } : { ok: false, reason: `token lacks scope loop:run:${action.loopId}` };
+    }
+  }
+}

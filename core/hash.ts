@@ -1,0 +1,25 @@
+/**
+ * Canonical JSON (sorted keys, no whitespace) and SHA-256, shared by the cache key, the
+ * Idempotency-Key the CLI sends and the hash of stored tokens.
+ */
+
+/** JSON with object keys sorted at every depth, so equal values hash equally. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    // JSON.stringify(undefined) is undefined; an absent value canonicalises as null.
+    return JSON.stringify(value) ?? "null";
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const item = record[key];
+    if (item === undefined) continue;
+    parts.push(`${JSON.stringify(key)}:${canonicalJson(item)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+export function sha256Hex(input: string | Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(input).digest("hex");
+}

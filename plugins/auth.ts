@@ -1,0 +1,58 @@
+/**
+ * auth: resolves the bearer into a Principal before validation runs, so an unauthenticated
+ * caller learns nothing about the request schema. The decision of what a principal may do is
+ * `authorize()`'s; this plugin only asks it.
+ */
+import { Elysia } from "elysia";
+import { type Action, authorize, type Principal } from "../core/authz.ts";
+import { forbidden, HttpProblem, unauthorized } from "../server/problem.ts";
+import { context, instanceSeed } from "./context.ts";
+
+export interface AuthOptions {
+  /** Maps a raw bearer to its principal, or null for unknown, malformed or revoked tokens. */
+  authenticate: (bearer: string) => Principal | null;
+  /** The action the routes behind this plugin perform, given the request's path params. */
+  action: (params: Record<string, string>) => Action;
+  /**
+   * Who the call is attributed to. Default: the token's organization slug; for the system
+   * key, a valid `X-Service-Company` header, else `system`.
+   */
+  company?: (principal: Principal, header: string | undefined) => string;
+}
+
+const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export function companyOf(principal: Principal, header: string | undefined): string {
+  if (principal.kind === "token") return principal.orgSlug;
+  if (header === undefined) return principal.id;
+  const slug = header.trim().toLowerCase();
+  if (!COMPANY_PATTERN.test(slug)) {
+    throw new HttpProblem("invalid_request", "X-Service-Company must be a slug of letters, digits and dashes", {
+      errors: [{ path: "headers.x-service-company", message: "must match ^[a-z0-9][a-z0-9-]{0,62}$" }],
+    });
+  }
+  return slug;
+}
+
+export function bearerOf(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+export const auth = (options: AuthOptions) =>
+  new Elysia({ name: "health.auth", seed: instanceSeed() })
+    .use(context)
+    .derive({ as: "scoped" }, function authenticateBearer({ headers, params, state }) {
+      state.time("auth", () => {
+        const bearer = bearerOf(headers.authorization);
+        if (bearer === null) throw unauthorized("Send Authorization: Bearer <token>");
+        const principal = options.authenticate(bearer);
+        if (principal === null) throw unauthorized("The token is unknown, malformed or revoked");
+        const verdict = authorize(principal, options.action(params as Record<string, string>));
+        if (!verdict.ok) throw forbidden(verdict.reason);
+        state.principal = principal;
+        state.company = (options.company ?? companyOf)(principal, headers["x-service-company"]);
+      });
+      return {};
+    });

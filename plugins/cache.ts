@@ -1,0 +1,94 @@
+/**
+ * cache: identical (company, prompt, intent, workspace manifest, model) within the TTL is served
+ * from the cache (`X-Health-Cache: hit`). Identical requests that arrive while the first is
+ * still with the upstream wait for it instead of calling the upstream again. Only successful
+ * upstream answers are stored; every answer, cached or not, still passes the sanitizer.
+ */
+import { Elysia } from "elysia";
+import { canonicalJson, sha256Hex } from "../core/hash.ts";
+import type { CacheStore } from "../server/cache-store.ts";
+import { PlanResult } from "../server/plan-result.ts";
+import type { PlanningRequest } from "../schema/wire.ts";
+import { context, instanceSeed } from "./context.ts";
+
+export interface CacheOptions {
+  store: CacheStore<PlanResult>;
+  ttlMs: number;
+  /** Part of the key: a different upstream model is a different answer. */
+  model: string;
+  now?: () => number;
+}
+
+interface Flight {
+  promise: Promise<PlanResult>;
+  resolve: (value: PlanResult) => void;
+  reject: (reason: unknown) => void;
+}
+
+export function planCacheKey(parts: {
+  company: string;
+  prompt: string;
+  intent: string;
+  manifest: unknown;
+  model: string;
+}): string {
+  return sha256Hex(canonicalJson(parts));
+}
+
+export const cache = (options: CacheOptions) => {
+  const now = options.now ?? Date.now;
+  const flights = new Map<string, Flight>();
+  // A flight per request that leads one, so its hooks can settle it.
+  const leading = new WeakMap<object, { key: string; flight: Flight }>();
+
+  return new Elysia({ name: "health.cache", seed: instanceSeed() })
+    .use(context)
+    .onBeforeHandle({ as: "scoped" }, function serveFromCache({ body, state }) {
+      if (options.ttlMs === 0) {
+        state.cache = "bypass";
+        return;
+      }
+      const started = performance.now();
+      const request = body as PlanningRequest;
+      const key = planCacheKey({
+        company: state.company ?? "",
+        prompt: state.redactedPrompt ?? request.redacted_prompt,
+        intent: state.intent ?? request.intent,
+        manifest: request.workspace_manifest,
+        model: options.model,
+      });
+      const hit = options.store.get(key, now());
+      const flight = hit ? undefined : flights.get(key);
+      state.cache = hit || flight ? "hit" : "miss";
+      state.record("cache", performance.now() - started);
+      if (hit) return hit;
+      if (flight) return flight.promise;
+      let resolve: Flight["resolve"] = () => {};
+      let reject: Flight["reject"] = () => {};
+      const promise = new Promise<PlanResult>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // Waiters handle the rejection themselves; this keeps an unawaited flight from crashing.
+      promise.catch(() => {});
+      const mine = { promise, resolve, reject };
+      flights.set(key, mine);
+      leading.set(state, { key, flight: mine });
+    })
+    .onAfterHandle({ as: "scoped" }, function fillCache({ responseValue, state }) {
+      const lead = leading.get(state);
+      if (lead === undefined || !(responseValue instanceof PlanResult)) return;
+      leading.delete(state);
+      flights.delete(lead.key);
+      options.store.set(lead.key, responseValue, options.ttlMs, now());
+      lead.flight.resolve(responseValue);
+    })
+    .onAfterResponse({ as: "scoped" }, function releaseWaiters({ state }) {
+      // The leader failed (upstream error, timeout): waiters fail with it rather than hang.
+      const lead = leading.get(state);
+      if (lead === undefined) return;
+      leading.delete(state);
+      flights.delete(lead.key);
+      lead.flight.reject(state.failure ?? new Error("the coalesced upstream call failed"));
+    });
+};

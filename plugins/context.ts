@@ -1,0 +1,75 @@
+/**
+ * The per-request state every plugin shares: request id, the principal once auth ran, and one
+ * Server-Timing entry per plugin. One mutable object per request is cheaper than a derive per
+ * field and keeps what each plugin knows in one typed place.
+ */
+import { Elysia } from "elysia";
+import type { Principal } from "../core/authz.ts";
+import type { Intent } from "../core/intents.ts";
+
+export type CacheStatus = "hit" | "miss" | "bypass";
+
+export class RequestState {
+  readonly requestId = crypto.randomUUID();
+  readonly startedAt = performance.now();
+  private readonly timings: Array<{ name: string; ms: number; skipped?: boolean }> = [];
+  principal: Principal | undefined;
+  /** Who a planning call is attributed and rate-limited to. */
+  company: string | undefined;
+  /** Set by the safety gate: the server's own classification and redaction. */
+  intent: Intent | undefined;
+  redactedPrompt: string | undefined;
+  cache: CacheStatus = "bypass";
+  upstreamLatencyMs: number | undefined;
+  blockedSteps = 0;
+  auditId: string | undefined;
+  /** An Idempotency-Key reserved by this request, released or stored when it ends. */
+  idempotency: { scope: string; key: string } | undefined;
+  /** The error that ended this request, for hooks that run after the response. */
+  failure: unknown;
+
+  /** Runs `fn` and records its duration under `name` (a plugin name). */
+  time<T>(name: string, fn: () => T): T {
+    const start = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.timings.push({ name, ms: performance.now() - start });
+    }
+  }
+
+  record(name: string, ms: number): void {
+    this.timings.push({ name, ms });
+  }
+
+  skip(name: string): void {
+    this.timings.push({ name, ms: 0, skipped: true });
+  }
+
+  /** RFC 8673-style `Server-Timing`: `auth;dur=0.012, …, total;dur=0.3`. */
+  serverTiming(): string {
+    const parts = this.timings.map((t) =>
+      t.skipped ? `${t.name};desc="skipped"` : `${t.name};dur=${t.ms.toFixed(3)}`,
+    );
+    parts.push(`total;dur=${(performance.now() - this.startedAt).toFixed(3)}`);
+    return parts.join(", ");
+  }
+}
+
+export const context = new Elysia({ name: "health.context" })
+  .derive({ as: "global" }, function createRequestState({ set }) {
+    const state = new RequestState();
+    set.headers["x-request-id"] = state.requestId;
+    return { state };
+  })
+  .mapResponse({ as: "global" }, function addServerTiming({ state, set }) {
+    set.headers["server-timing"] = state.serverTiming();
+  });
+
+let instances = 0;
+/**
+ * Elysia skips a plugin whose `name + JSON.stringify(seed)` it has seen. Options made of
+ * functions and stores stringify alike, so a second `auth(...)` with other options would be
+ * silently dropped; every factory call gets its own seed instead.
+ */
+export const instanceSeed = (): number => ++instances;

@@ -1,0 +1,33 @@
+/** Inputs of the admin tRPC procedures (auth, tokens), validated at the boundary. */
+import * as v from "valibot";
+import { scopeSchema } from "../core/tokens.ts";
+
+// Control characters would let a name rewrite a terminal or a log line.
+const noControl = (field: string) =>
+  v.check((s: string) => !/[\u0000-\u001f\u007f-\u009f]/.test(s), `${field} must not contain control characters`);
+
+export const emailSchema = v.pipe(v.string(), v.trim(), v.maxLength(254), v.email("email must be an email address"));
+export const passwordSchema = v.pipe(
+  v.string(),
+  v.minLength(12, "password must be at least 12 characters"),
+  v.maxLength(256, "password must be at most 256 characters"),
+);
+
+export const loginInput = v.object({ email: emailSchema, password: v.pipe(v.string(), v.maxLength(256)) });
+export const setupInput = v.object({ code: v.pipe(v.string(), v.maxLength(64)), email: emailSchema, password: passwordSchema });
+
+export const tokenNameSchema = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, "name must not be empty"),
+  v.maxLength(100, "name must be at most 100 characters"),
+  noControl("name"),
+);
+
+export const tokenCreateInput = v.object({
+  name: tokenNameSchema,
+  scopes: v.pipe(v.array(scopeSchema), v.minLength(1, "give at least one scope"), v.maxLength(10)),
+});
+export const tokenRevokeInput = v.object({ id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")) });
+
+export type TokenCreateInput = v.InferOutput<typeof tokenCreateInput>;

@@ -1,0 +1,94 @@
+/**
+ * The app, composed in one place. Read top to bottom: the order of `.use()` is the order the
+ * plugins see a request. Planning: auth → rate-limit → idempotency → safety-gate → cache →
+ * planning → sanitizer.
+ */
+import { Elysia } from "elysia";
+import { auth } from "../plugins/auth.ts";
+import { cache } from "../plugins/cache.ts";
+import { context } from "../plugins/context.ts";
+import { idempotency } from "../plugins/idempotency.ts";
+import { planning } from "../plugins/planning.ts";
+import { rateLimit } from "../plugins/rate-limit.ts";
+import { safetyGate } from "../plugins/safety-gate.ts";
+import { sanitizer } from "../plugins/sanitizer.ts";
+import { planningRequestSchema } from "../schema/wire.ts";
+import type { AuditLog } from "./audit-log.ts";
+import type { Authenticator } from "./authenticator.ts";
+import { jsonBody } from "./body.ts";
+import type { CacheStore } from "./cache-store.ts";
+import { errorHandler } from "./errors.ts";
+import type { IdempotencyStore } from "./idempotency-store.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { PlanResult } from "./plan-result.ts";
+import type { RateLimitStore } from "./rate-limit-store.ts";
+import type { Db } from "./db.ts";
+import type { LoginLimiter } from "./services/accounts.ts";
+import { trpcHandler } from "./trpc/handler.ts";
+import type { Upstream } from "./upstream.ts";
+import { SERVER_VERSION } from "./version.ts";
+
+export interface AppDeps {
+  authenticator: Authenticator;
+  rateLimits: RateLimitStore;
+  idempotency: IdempotencyStore;
+  planCache: CacheStore<PlanResult>;
+  cacheTtlMs: number;
+  upstream: Upstream;
+  audit: AuditLog;
+  db: Db;
+  defaultOrg: { id: string; slug: string };
+  loginLimiter: LoginLimiter;
+}
+
+export const PLANNING_BODY_LIMIT = 64 * 1024;
+
+function cliRoutes(deps: AppDeps) {
+  return new Elysia({ prefix: "/cli" })
+    .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
+    .get("/account", function account({ state, headers }) {
+      const principal = state.principal;
+      const company = state.company ?? "";
+      const limits = deps.rateLimits.peek(company, Date.now());
+      return {
+        company,
+        token_name: principal?.name ?? "",
+        scopes: [...(principal?.scopes ?? [])],
+        cli_version: headers["x-service-cli-version"] ?? null,
+        server_version: SERVER_VERSION,
+        rate_limit: {
+          minute: { limit: limits.minute.limit, remaining: limits.minute.remaining, reset_seconds: limits.minute.resetSeconds },
+          day: { limit: limits.day.limit, remaining: limits.day.remaining, reset_seconds: limits.day.resetSeconds },
+        },
+      };
+    })
+    .use(rateLimit({ store: deps.rateLimits }))
+    .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))
+    .use(safetyGate())
+    .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
+    .use(planning({ upstream: deps.upstream, audit: deps.audit }))
+    .use(sanitizer())
+    .post("/code/sessions", ({ body, state, callUpstream }) => callUpstream(body, state), {
+      body: planningRequestSchema,
+      parse: jsonBody(PLANNING_BODY_LIMIT),
+    });
+}
+
+export function createApp(deps: AppDeps) {
+  const trpc = trpcHandler(deps);
+  // The Bun server exists once listening; tRPC asks it for the client address (login limits).
+  let server: { requestIP(request: Request): { address: string } | null } | null = null;
+  const app = new Elysia({ name: "health.app" })
+    .use(errorHandler)
+    .use(context)
+    .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
+    .get("/openapi.json", () => openApiDocument())
+    .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
+    .use(cliRoutes(deps))
+    .onStart(function rememberServer(instance) {
+      server = instance.server;
+    });
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,88 @@
+/**
+ * The single place errors are rendered. Elysia's own errors (validation, parse, not found) and
+ * anything unexpected become the contract's problem+json. Logs carry the request id and the
+ * error's class only: never a stack, SQL, a token or a prompt.
+ */
+import { Elysia, ValidationError } from "elysia";
+import type { FieldError } from "../schema/issues.ts";
+import type { ErrorCode } from "../schema/wire.ts";
+import { bodyValue } from "./body.ts";
+import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, statusOf } from "./problem.ts";
+import type { RequestState } from "../plugins/context.ts";
+
+interface StandardLike {
+  "~standard": {
+    validate: (value: unknown) =>
+      | { issues?: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> }
+      | Promise<unknown>;
+  };
+}
+
+const isStandard = (x: unknown): x is StandardLike =>
+  typeof x === "object" && x !== null && "~standard" in x;
+
+/** Elysia reports Standard Schema paths as "[object Object]": validate again for real ones. */
+function validationErrors(error: ValidationError): FieldError[] {
+  const candidates: unknown[] = [error.validator, (error.validator as { schema?: unknown }).schema];
+  const schema = candidates.find(isStandard);
+  const location = error.type === "body" ? "" : `${error.type}.`;
+  if (schema) {
+    const result = schema["~standard"].validate(bodyValue(error.value));
+    if (!(result instanceof Promise) && result.issues) {
+      return result.issues.map((issue) => ({
+        path:
+          location +
+          (issue.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)).join("."),
+        message: issue.message,
+      }));
+    }
+  }
+  return [{ path: error.type, message: "is invalid" }];
+}
+
+export interface ProblemParts {
+  code: ErrorCode;
+  detail: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+}
+
+export function classifyError(code: string | number, error: unknown): ProblemParts {
+  if (error instanceof HttpProblem) return { code: error.code, detail: error.detail, ...error.extra };
+  if (error instanceof ValidationError) {
+    return { code: "invalid_request", detail: "The request is invalid", errors: validationErrors(error) };
+  }
+  switch (code) {
+    case "PARSE":
+      return { code: "invalid_request", detail: "The request body is not valid JSON" };
+    case "NOT_FOUND":
+      return { code: "not_found", detail: "No such resource" };
+    default:
+      return { code: "internal", detail: "The server failed to handle this request" };
+  }
+}
+
+
+export const errorHandler = new Elysia({ name: "health.errors" }).onError(
+  { as: "global" },
+  function renderProblem(ctx) {
+    const { code, error, set } = ctx;
+    const state = (ctx as { state?: RequestState }).state;
+    const parts = classifyError(code, error);
+    const requestId = state?.requestId ?? crypto.randomUUID();
+    if (state) state.failure = error;
+    if (parts.code === "internal") {
+      const name = error instanceof Error ? error.name : typeof error;
+      console.error(`[health] request ${requestId} failed: ${name}`);
+    }
+    const headers: Record<string, string> = { "content-type": PROBLEM_CONTENT_TYPE, "x-request-id": requestId };
+    for (const [name, value] of Object.entries(set.headers)) if (typeof value === "string") headers[name] = value;
+    Object.assign(headers, parts.headers);
+    headers["content-type"] = PROBLEM_CONTENT_TYPE;
+    if (state) headers["server-timing"] = state.serverTiming();
+    return new Response(JSON.stringify(problemBody(parts.code, parts.detail, parts.errors)), {
+      status: statusOf(parts.code),
+      headers,
+    });
+  },
+);

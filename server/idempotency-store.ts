@@ -1,0 +1,93 @@
+/**
+ * Idempotency-Key records in SQLite, kept 24 hours (CONTRACT). A key is `in_flight` from the
+ * first request until its response is stored; an in-flight record older than
+ * `staleAfterMs` belongs to a request that died with its process, and may be taken over.
+ */
+import type { Database } from "bun:sqlite";
+
+export type Begin =
+  | { kind: "new" }
+  | { kind: "replay"; status: number; body: unknown; headers: Record<string, string> }
+  | { kind: "conflict"; reason: "in_flight" | "mismatch" };
+
+export interface IdempotencyStore {
+  begin(scope: string, key: string, requestHash: string, nowMs: number): Begin;
+  complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void;
+  abandon(scope: string, key: string): void;
+}
+
+interface Row {
+  requestHash: string;
+  status: "in_flight" | "done";
+  responseStatus: number | null;
+  responseBody: string | null;
+  responseHeaders: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  private readonly select;
+  private readonly upsertInFlight;
+  private readonly markDone;
+  private readonly remove;
+  private readonly purge;
+  private lastPurgeMs = 0;
+
+  constructor(
+    sqlite: Database,
+    private readonly staleAfterMs = 60_000,
+  ) {
+    this.select = sqlite.query<Row, [string, string]>(
+      "SELECT requestHash, status, responseStatus, responseBody, responseHeaders, createdAt, expiresAt FROM idempotency_keys WHERE scope = ? AND key = ?",
+    );
+    this.upsertInFlight = sqlite.query(
+      `INSERT INTO idempotency_keys (scope, key, requestHash, status, createdAt, expiresAt)
+       VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5)
+       ON CONFLICT (scope, key) DO UPDATE SET requestHash = excluded.requestHash, status = 'in_flight',
+         responseStatus = NULL, responseBody = NULL, responseHeaders = NULL,
+         createdAt = excluded.createdAt, expiresAt = excluded.expiresAt`,
+    );
+    this.markDone = sqlite.query(
+      "UPDATE idempotency_keys SET status = 'done', responseStatus = ?3, responseBody = ?4, responseHeaders = ?5 WHERE scope = ?1 AND key = ?2",
+    );
+    this.remove = sqlite.query("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND status = 'in_flight'");
+    this.purge = sqlite.query("DELETE FROM idempotency_keys WHERE expiresAt < ?");
+  }
+
+  begin(scope: string, key: string, requestHash: string, nowMs: number): Begin {
+    this.purgeExpired(nowMs);
+    const row = this.select.get(scope, key);
+    if (row && row.expiresAt > nowMs) {
+      if (row.requestHash !== requestHash) return { kind: "conflict", reason: "mismatch" };
+      if (row.status === "done") {
+        return {
+          kind: "replay",
+          status: row.responseStatus ?? 200,
+          body: row.responseBody === null ? undefined : JSON.parse(row.responseBody),
+          headers: row.responseHeaders === null ? {} : JSON.parse(row.responseHeaders),
+        };
+      }
+      if (nowMs - row.createdAt < this.staleAfterMs) return { kind: "conflict", reason: "in_flight" };
+    }
+    this.upsertInFlight.run(scope, key, requestHash, nowMs, nowMs + IDEMPOTENCY_TTL_MS);
+    return { kind: "new" };
+  }
+
+  complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void {
+    this.markDone.run(scope, key, status, body === undefined ? null : JSON.stringify(body), JSON.stringify(headers));
+  }
+
+  abandon(scope: string, key: string): void {
+    this.remove.run(scope, key);
+  }
+
+  /** At most once a minute, so the hot path rarely pays for it. */
+  private purgeExpired(nowMs: number): void {
+    if (nowMs - this.lastPurgeMs < 60_000) return;
+    this.lastPurgeMs = nowMs;
+    this.purge.run(nowMs);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, served at /openapi.json. Body schemas are derived
+ * from the valibot wire schemas, so the document cannot drift from what the server validates.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import {
+  accountResponseSchema,
+  planningRequestSchema,
+  planningResponseSchema,
+  problemSchema,
+} from "../schema/wire.ts";
+import { SERVER_VERSION } from "./version.ts";
+
+type AnySchema = v.GenericSchema;
+
+// Pipes with checks or transforms have no JSON Schema twin; describe their type and move on.
+const json = (schema: AnySchema) => toJsonSchema(schema, { errorMode: "ignore", target: "openapi-3.0" });
+
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+const commonErrors = {
+  "400": problem("Malformed JSON or an invalid field (`invalid_request`, with `errors`)"),
+  "401": problem("No bearer, or an unknown, malformed or revoked token (`unauthorized`)"),
+  "403": problem("Valid token, wrong organization or scope (`forbidden`)"),
+};
+
+let cached: unknown;
+
+export function openApiDocument(): unknown {
+  cached ??= {
+    openapi: "3.1.0",
+    info: {
+      title: "health",
+      version: SERVER_VERSION,
+      description: "Plans and runs agent loops for builders in healthcare. Developer infrastructure only: no clinical advice.",
+    },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: {
+        PlanningRequest: json(planningRequestSchema),
+        PlanningResponse: json(planningResponseSchema),
+        Account: json(accountResponseSchema),
+        Problem: json(problemSchema),
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      "/cli/code/sessions": {
+        post: {
+          summary: "Plan: a short message and a sanitized tool plan of `health` commands",
+          parameters: [
+            { name: "X-Service-Company", in: "header", schema: { type: "string" }, description: "Attribution (system key only)" },
+            { name: "X-Service-CLI-Version", in: "header", schema: { type: "string" } },
+            { name: "Idempotency-Key", in: "header", schema: { type: "string", maxLength: 255 } },
+          ],
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { $ref: "#/components/schemas/PlanningRequest" } } },
+          },
+          responses: {
+            "200": {
+              description: "The plan (also for clinical_blocked prompts, with an empty plan)",
+              headers: {
+                "X-Health-Cache": { schema: { enum: ["hit", "miss", "bypass"] } },
+                "Idempotent-Replayed": { schema: { type: "string" } },
+                RateLimit: { schema: { type: "string" } },
+                "RateLimit-Policy": { schema: { type: "string" } },
+              },
+              content: { "application/json": { schema: { $ref: "#/components/schemas/PlanningResponse" } } },
+            },
+            ...commonErrors,
+            "409": problem("Idempotency-Key reused with another body, or still in flight"),
+            "413": problem("Body over 64 KiB"),
+            "415": problem("Body is not application/json"),
+            "429": problem("Rate limit exceeded; see Retry-After"),
+            "502": problem("Upstream failed after retries"),
+            "504": problem("Upstream timed out"),
+          },
+        },
+      },
+      "/cli/account": {
+        get: {
+          summary: "The caller's company, token, scopes, versions and remaining rate-limit budget",
+          responses: {
+            "200": { description: "Account", content: { "application/json": { schema: { $ref: "#/components/schemas/Account" } } } },
+            "401": commonErrors["401"],
+            "403": commonErrors["403"],
+          },
+        },
+      },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,163 @@
+/**
+ * Admins: users with an argon2id password hash (Bun.password), a role per organization, and
+ * sessions whose secret is stored only as a SHA-256 hash. Sign-in never tells whether the
+ * email exists, and failures are rate-limited per email and per client address.
+ */
+import { and, eq, gt, sql } from "drizzle-orm";
+import { timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../../core/hash.ts";
+import { newId, randomBase62 } from "../../core/ids.ts";
+import { err, ok, type Result } from "../../core/result.ts";
+import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
+import type { Db } from "../db.ts";
+import { audit } from "./tokens.ts";
+
+export const SESSION_PREFIX = "hss_";
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+export type Role = "owner" | "admin" | "member";
+
+export interface SessionUser {
+  sessionId: string;
+  userId: string;
+  email: string;
+  orgId: string;
+  orgSlug: string;
+  orgName: string;
+  role: Role;
+  expiresAt: number;
+}
+
+const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+// Verified when the email is unknown, so a miss costs as long as a wrong password.
+const DUMMY_HASH = await Bun.password.hash("health-dummy-password-for-timing", { algorithm: "argon2id" });
+
+export async function createUser(
+  db: Db,
+  input: { email: string; password: string; orgId: string; role: Role },
+): Promise<Result<{ id: string }, "email_taken">> {
+  const email = normalizeEmail(input.email);
+  const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
+  const now = Date.now();
+  return db.sqlite.transaction((): Result<{ id: string }, "email_taken"> => {
+    if (db.orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) return err("email_taken");
+    const id = newId("usr");
+    db.orm.insert(users).values({ id, email, passwordHash, createdAt: now }).run();
+    db.orm.insert(memberships).values({ userId: id, orgId: input.orgId, role: input.role, createdAt: now }).run();
+    return ok({ id });
+  })();
+}
+
+export const userCount = (db: Db): number =>
+  db.orm.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
+
+/** Checks a password; the same answer and about the same time whether or not the email exists. */
+export async function verifyPassword(db: Db, emailInput: string, password: string): Promise<string | null> {
+  const user = db.orm.select().from(users).where(eq(users.email, normalizeEmail(emailInput))).get();
+  const valid = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH);
+  return valid && user ? user.id : null;
+}
+
+export function createSession(db: Db, userId: string): { token: string; expiresAt: number } {
+  const membership = db.orm.select().from(memberships).where(eq(memberships.userId, userId)).get();
+  if (!membership) throw new Error("user has no organization");
+  const token = `${SESSION_PREFIX}${randomBase62(40)}`;
+  const now = Date.now();
+  const expiresAt = now + SESSION_TTL_MS;
+  db.orm
+    .insert(sessions)
+    .values({ id: newId("ses"), hash: sha256Hex(token), userId, orgId: membership.orgId, createdAt: now, expiresAt })
+    .run();
+  audit(db, membership.orgId, { kind: "user", id: userId }, "session.create", null, now);
+  return { token, expiresAt };
+}
+
+export function resolveSession(db: Db, token: string): SessionUser | null {
+  if (!token.startsWith(SESSION_PREFIX) || token.length > 128) return null;
+  const row = db.orm
+    .select({
+      sessionId: sessions.id,
+      userId: users.id,
+      email: users.email,
+      orgId: organizations.id,
+      orgSlug: organizations.slug,
+      orgName: organizations.name,
+      role: memberships.role,
+      expiresAt: sessions.expiresAt,
+    })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .innerJoin(organizations, eq(organizations.id, sessions.orgId))
+    .innerJoin(memberships, and(eq(memberships.userId, sessions.userId), eq(memberships.orgId, sessions.orgId)))
+    .where(and(eq(sessions.hash, sha256Hex(token)), gt(sessions.expiresAt, Date.now())))
+    .get();
+  return row ?? null;
+}
+
+export function deleteSession(db: Db, sessionId: string): void {
+  db.orm.delete(sessions).where(eq(sessions.id, sessionId)).run();
+}
+
+/**
+ * First admin: from HEALTH_ADMIN_EMAIL/PASSWORD, or with neither, a one-time setup code whose
+ * hash is stored and whose plaintext is returned to print. No default password, ever.
+ */
+export async function bootstrapAdmin(
+  db: Db,
+  orgId: string,
+  admin: { email: string; password: string } | undefined,
+): Promise<{ setupCode?: string; createdAdmin?: string }> {
+  if (userCount(db) > 0) return {};
+  if (admin) {
+    await createUser(db, { ...admin, orgId, role: "owner" });
+    return { createdAdmin: normalizeEmail(admin.email) };
+  }
+  const code = randomBase62(24);
+  db.orm
+    .insert(settings)
+    .values({ key: "setup_code_hash", value: sha256Hex(code), updatedAt: Date.now() })
+    .onConflictDoUpdate({ target: settings.key, set: { value: sha256Hex(code), updatedAt: Date.now() } })
+    .run();
+  return { setupCode: code };
+}
+
+export type SetupError = "already_set_up" | "invalid_code" | "email_taken";
+
+export async function completeSetup(
+  db: Db,
+  orgId: string,
+  input: { code: string; email: string; password: string },
+): Promise<Result<{ id: string }, SetupError>> {
+  if (userCount(db) > 0) return err("already_set_up");
+  const stored = db.orm.select().from(settings).where(eq(settings.key, "setup_code_hash")).get();
+  const given = Buffer.from(sha256Hex(input.code), "hex");
+  if (!stored || !timingSafeEqual(given, Buffer.from(stored.value, "hex"))) return err("invalid_code");
+  const created = await createUser(db, { email: input.email, password: input.password, orgId, role: "owner" });
+  if (created.ok) db.orm.delete(settings).where(eq(settings.key, "setup_code_hash")).run();
+  return created;
+}
+
+/** Sliding-window count of failed sign-ins per key (email and client address). */
+export class LoginLimiter {
+  private readonly failures = new Map<string, number[]>();
+  constructor(
+    private readonly maxFailures = 5,
+    private readonly windowMs = 15 * 60 * 1000,
+  ) {}
+
+  blocked(keys: string[], now = Date.now()): boolean {
+    return keys.some((key) => this.recent(key, now).length >= this.maxFailures);
+  }
+
+  fail(keys: string[], now = Date.now()): void {
+    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
+  }
+
+  succeed(keys: string[]): void {
+    for (const key of keys) this.failures.delete(key);
+  }
+
+  private recent(key: string, now: number): number[] {
+    return (this.failures.get(key) ?? []).filter((t) => now - t < this.windowMs);
+  }
+}

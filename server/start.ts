@@ -1,0 +1,120 @@
+/**
+ * Start-up: open and migrate the database, create the default organization and system key,
+ * build the stores and the upstream, compose the app and listen. Returns a handle that stops
+ * everything and flushes what was written behind.
+ */
+import { AuditLog } from "./audit-log.ts";
+import { Authenticator } from "./authenticator.ts";
+import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
+import { MemoryCacheStore } from "./cache-store.ts";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db.ts";
+import { createApp } from "./app.ts";
+import { SqliteIdempotencyStore } from "./idempotency-store.ts";
+import type { PlanResult } from "./plan-result.ts";
+import { MemoryRateLimitStore } from "./rate-limit-store.ts";
+import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
+import { embeddedUpstream, openAiUpstream, type Upstream } from "./upstream.ts";
+
+export interface StartOptions {
+  /** Where start-up messages go (the generated system key among them). */
+  log?: (message: string) => void;
+  /** How often written-behind state (audit rows, daily counts, lastUsedAt) is flushed. */
+  flushIntervalMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  defaultOrg: { id: string; slug: string };
+  /** Set only when this start generated the system key. */
+  generatedSystemKey?: string;
+  /** Set only when this start created a one-time admin setup code. */
+  setupCode?: string;
+  flush(): void;
+  stop(): Promise<void>;
+}
+
+export function createUpstream(config: Config): Upstream {
+  if (config.HEALTH_UPSTREAM_URL === undefined) return embeddedUpstream();
+  return openAiUpstream({
+    baseUrl: config.HEALTH_UPSTREAM_URL,
+    apiKey: config.HEALTH_UPSTREAM_API_KEY,
+    model: config.HEALTH_UPSTREAM_MODEL,
+    timeoutMs: config.HEALTH_UPSTREAM_TIMEOUT_MS,
+    retries: config.HEALTH_UPSTREAM_RETRIES,
+  });
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? ((message: string) => console.log(message));
+  const db = openDatabase(config.HEALTH_DATABASE_URL);
+  const defaultOrg = ensureDefaultOrganization(db);
+  const systemKey = resolveSystemKey(db, config.HEALTH_SYSTEM_KEY);
+  const admin =
+    config.HEALTH_ADMIN_EMAIL !== undefined && config.HEALTH_ADMIN_PASSWORD !== undefined
+      ? { email: config.HEALTH_ADMIN_EMAIL, password: config.HEALTH_ADMIN_PASSWORD }
+      : undefined;
+  const bootstrap = await bootstrapAdmin(db, defaultOrg.id, admin);
+
+  const authenticator = new Authenticator({ sqlite: db.sqlite, systemKeyHash: systemKey.hash, defaultOrg });
+  const rateLimits = new MemoryRateLimitStore(
+    { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY },
+    db.sqlite,
+  );
+  const audit = new AuditLog(db.sqlite);
+  const app = createApp({
+    authenticator,
+    rateLimits,
+    idempotency: new SqliteIdempotencyStore(db.sqlite),
+    planCache: new MemoryCacheStore<PlanResult>(),
+    cacheTtlMs: config.HEALTH_CACHE_TTL_SECONDS * 1000,
+    upstream: createUpstream(config),
+    audit,
+    db,
+    defaultOrg,
+    loginLimiter: new LoginLimiter(),
+  });
+
+  const flush = () => {
+    audit.flush();
+    rateLimits.flush();
+    authenticator.flush();
+  };
+  const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
+
+  app.listen({ port: config.PORT, hostname: config.HOST });
+  const server = app.server;
+  if (server === null) throw new Error("the server did not start");
+  const port = server.port ?? config.PORT;
+  const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+
+  if (systemKey.generated !== undefined) {
+    log(`System key (shown once; store it now, e.g. \`health login --token <key>\`):\n  ${systemKey.generated}`);
+  }
+  if (bootstrap.createdAdmin !== undefined) log(`Created admin ${bootstrap.createdAdmin}`);
+  if (bootstrap.setupCode !== undefined) {
+    log(
+      `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
+    );
+  }
+  log(`health listening on ${url}`);
+
+  let stopped = false;
+  return {
+    url,
+    port,
+    defaultOrg,
+    generatedSystemKey: systemKey.generated,
+    setupCode: bootstrap.setupCode,
+    flush,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(flusher);
+      await app.stop();
+      flush();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Mounts tRPC's own fetch adapter (STACK-NOTES: @elysiajs/trpc bundles tRPC v10). The session
+ * comes from the httpOnly cookie (console) or `Authorization: Bearer hss_…` (CLI).
+ */
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import type { Db } from "../db.ts";
+import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
+import { SESSION_COOKIE } from "./routers/auth.ts";
+import { appRouter } from "./routers/_app.ts";
+
+export interface TrpcHandlerOptions {
+  db: Db;
+  defaultOrg: { id: string; slug: string };
+  loginLimiter: LoginLimiter;
+}
+
+function sessionSecret(request: Request): string | null {
+  const bearer = /^Bearer\s+(hss_\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  if (bearer) return bearer;
+  const cookies = request.headers.get("cookie") ?? "";
+  for (const part of cookies.split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === SESSION_COOKIE) return value.join("=");
+  }
+  return null;
+}
+
+export function trpcHandler(options: TrpcHandlerOptions) {
+  return (request: Request, clientAddress: string) =>
+    fetchRequestHandler({
+      // Elysia strips the mount prefix only with AOT on; tell tRPC which one it sees.
+      endpoint: new URL(request.url).pathname.startsWith("/trpc/") ? "/trpc" : "",
+      req: request,
+      router: appRouter,
+      createContext: ({ resHeaders }) => {
+        const secret = sessionSecret(request);
+        return {
+          db: options.db,
+          defaultOrg: options.defaultOrg,
+          loginLimiter: options.loginLimiter,
+          session: secret === null ? null : resolveSession(options.db, secret),
+          clientAddress,
+          secureCookies: new URL(request.url).protocol === "https:",
+          resHeaders,
+        };
+      },
+    });
+}

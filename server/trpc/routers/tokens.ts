@@ -1,0 +1,26 @@
+/** API tokens of the signed-in admin's organization (spec 2.4, 4.3). */
+import { TRPCError } from "@trpc/server";
+import { tokenCreateInput, tokenRevokeInput } from "../../../schema/admin.ts";
+import { createToken, listTokens, revokeToken } from "../../services/tokens.ts";
+import { adminProcedure, router } from "../trpc.ts";
+
+export const tokensRouter = router({
+  create: adminProcedure.input(tokenCreateInput).mutation(({ ctx, input }) =>
+    createToken(ctx.db, {
+      orgId: ctx.session.orgId,
+      name: input.name,
+      scopes: input.scopes,
+      actor: { kind: "user", id: ctx.session.userId },
+    }),
+  ),
+
+  list: adminProcedure.query(({ ctx }) => listTokens(ctx.db, ctx.session.orgId)),
+
+  revoke: adminProcedure.input(tokenRevokeInput).mutation(({ ctx, input }) => {
+    const revoked = revokeToken(ctx.db, { orgId: ctx.session.orgId, id: input.id, actor: { kind: "user", id: ctx.session.userId } });
+    if (revoked.ok) return revoked.value;
+    throw revoked.error === "not_found"
+      ? new TRPCError({ code: "NOT_FOUND", message: `No token ${input.id} in this organization` })
+      : new TRPCError({ code: "CONFLICT", message: `Token ${input.id} is already revoked` });
+  }),
+});

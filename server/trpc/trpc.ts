@@ -1,0 +1,60 @@
+/**
+ * tRPC, initialised once: the context (database, the signed-in admin if any), procedures by
+ * role, and an error formatter that exposes every validation issue, not only the first.
+ */
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { Db } from "../db.ts";
+import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
+
+export interface TrpcContext {
+  db: Db;
+  defaultOrg: { id: string; slug: string };
+  loginLimiter: LoginLimiter;
+  session: SessionUser | null;
+  /** The raw session secret, when it came from the cookie or a bearer. */
+  clientAddress: string;
+  secureCookies: boolean;
+  resHeaders: Headers;
+}
+
+interface IssueLike {
+  message: string;
+  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+}
+
+function issuesOf(cause: unknown): Array<{ path: string; message: string }> | undefined {
+  const issues = (cause as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues)) return undefined;
+  return (issues as IssueLike[]).map((issue) => ({
+    path: (issue.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)).join("."),
+    message: issue.message,
+  }));
+}
+
+const t = initTRPC.context<TrpcContext>().create({
+  errorFormatter({ shape, error }) {
+    // Never ship a stack trace to a client.
+    const { stack: _stack, ...data } = shape.data;
+    const issues = error.code === "BAD_REQUEST" ? issuesOf(error.cause) : undefined;
+    const message = issues && issues.length > 0 ? issues.map((i) => `${i.path || "input"}: ${i.message}`).join("; ") : shape.message;
+    return {
+      ...shape,
+      message: error.code === "INTERNAL_SERVER_ERROR" ? "The server failed to handle this request" : message,
+      data: { ...data, issues },
+    };
+  },
+});
+
+export const router = t.router;
+export const publicProcedure = t.procedure;
+
+export const authedProcedure = t.procedure.use(function requireSession({ ctx, next }) {
+  if (ctx.session === null) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in first" });
+  return next({ ctx: { ...ctx, session: ctx.session } });
+});
+
+/** Owners and admins manage tokens; members can only read. */
+export const adminProcedure = authedProcedure.use(function requireAdmin({ ctx, next }) {
+  if (ctx.session.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: "Admins only" });
+  return next();
+});
