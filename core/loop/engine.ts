@@ -13,6 +13,7 @@ import type { Database } from "bun:sqlite";
 import { totalmem } from "node:os";
 import { newId } from "../ids.ts";
 import type { Result } from "../result.ts";
+import { loopEnvironment } from "./environment.ts";
 import { decodeStoredJson, encodeStoredJson } from "./json.ts";
 import type { FromWorker, StoredError, ToWorker } from "./protocol.ts";
 import type { LoopDefinition } from "./registry.ts";
@@ -55,8 +56,13 @@ export interface EngineOptions {
    * after their lease expires. Set false when several processes share the file.
    */
   exclusive?: boolean;
+  /**
+   * `process.env` of the loop workers. Default: the server's environment without the `HEALTH_*`
+   * variables, which hold the gateway's own secrets (system key, upstream API key).
+   */
+  workerEnv?: Record<string, string>;
   logger?: EngineLogger;
-  /** Clock of the persisted times, for tests. Default Date.now. */
+  /** Clock of the persisted times and wake-ups, for tests. Default Date.now. */
   now?: () => number;
 }
 
@@ -194,6 +200,7 @@ export function createEngine(options: EngineOptions): Engine {
     positiveInteger(options.processMemoryLimitMb ?? Math.min(4096, Math.floor((totalmem() / MB) * 0.75)), "processMemoryLimitMb") * MB;
   const memoryCheckMs = positiveInteger(options.memoryCheckMs ?? 1_000, "memoryCheckMs");
   const exclusive = options.exclusive ?? true;
+  const workerEnv = options.workerEnv ?? loopEnvironment();
   const owner = newId("eng");
 
   const active = new Map<string, ActiveRun>();
@@ -235,8 +242,10 @@ export function createEngine(options: EngineOptions): Engine {
   function schedulePump(): void {
     if (!running || pumpQueued) return;
     pumpQueued = true;
-    setImmediate(pump);
+    setImmediate(guardedPump);
   }
+
+  const guardedPump = guarded("scheduling", pump);
 
   function pump(): void {
     pumpQueued = false;
@@ -244,20 +253,28 @@ export function createEngine(options: EngineOptions): Engine {
     while (active.size < concurrency) {
       const claimed = store.claimNext(owner, now(), now() + leaseMs);
       if (claimed === null) break;
+      // Our own run with a lease that lapsed while the event loop stalled: the claim renewed it,
+      // and it is still executing here.
+      if (active.has(claimed.id)) continue;
       launch(claimed.id, claimed.loopId, claimed.input);
     }
     armWakeTimer();
   }
 
-  /** The poll interval catches everything eventually; this timer makes a short sleep wake on time. */
+  /**
+   * The poll interval catches everything eventually; this timer makes a short sleep wake on time.
+   * With every slot taken there is nothing to arm: the next run to finish triggers a pass anyway,
+   * and a timer for a sleeper already due would fire again and again.
+   */
   function armWakeTimer(): void {
+    if (active.size >= concurrency) return;
     const wakeAt = store.nextWakeAt();
     if (wakeAt === null || (wakeTimer !== undefined && wakeTimer.at <= wakeAt)) return;
     if (wakeTimer !== undefined) clearTimeout(wakeTimer.timer);
     const timer = setTimeout(
       () => {
         wakeTimer = undefined;
-        pump();
+        guardedPump();
       },
       Math.max(0, wakeAt - now()),
     );
@@ -273,28 +290,31 @@ export function createEngine(options: EngineOptions): Engine {
       return;
     }
     const steps = store.storedSteps(runId, now());
-    const worker = new Worker(WORKER_URL, { name: runId });
+    const worker = new Worker(WORKER_URL, { name: runId, env: workerEnv });
     const run: ActiveRun = {
       id: runId,
       loopId,
       worker,
       settled: false,
       draining: false,
-      runTimer: setTimeout(() => failRun(run, runTimeoutError()), runTimeoutMs),
+      runTimer: setTimeout(() => safely(run, () => failRun(run, runTimeoutError())), runTimeoutMs),
       stepTimers: new Map(),
       statsSentAt: null,
       heapBytes: 0,
     };
     active.set(runId, run);
-    worker.addEventListener("message", (event: MessageEvent<FromWorker>) => onWorkerMessage(run, event.data));
+    worker.addEventListener("message", (event: MessageEvent<FromWorker>) => {
+      safely(run, () => onWorkerMessage(run, event.data));
+    });
     worker.addEventListener("error", (event: ErrorEvent) => {
-      // Bun's message embeds source lines of the loop; keep only the error line.
+      // The worker reports its own uncaught errors as `fatal`; this is the fallback (under
+      // `bun test` the worker's process handlers never fire).
       event.preventDefault();
-      failRun(run, { name: "LoopCrashed", message: lastLine(event.message) });
+      safely(run, () => failRun(run, uncaughtFromErrorEvent(event.message)));
     });
     worker.addEventListener("close", (event: Event) => {
       const code = event instanceof CloseEvent ? event.code : "unknown";
-      failRun(run, { name: "LoopCrashed", message: `the loop worker exited unexpectedly (code ${code})` });
+      safely(run, () => failRun(run, { name: "LoopCrashed", message: `the loop worker exited unexpectedly (code ${code})` }));
     });
     const start: ToWorker = { type: "start", runId, file: definition.file, exportName: definition.exportName, input, steps };
     worker.postMessage(start);
@@ -313,18 +333,17 @@ export function createEngine(options: EngineOptions): Engine {
         store.recordAttemptError(run.id, message.key, { name: message.errorName, message: message.errorMessage });
         return;
       case "stepDone":
-        return onStepDone(run, message);
+        onStepDone(run, message);
+        return;
       case "sleep":
-        return onSleep(run, message);
+        onSleep(run, message);
+        return;
       case "done":
-        if (message.status === "complete") {
-          if (!store.complete(run.id, owner, now(), message.output)) return lostRun(run);
-          logger.info("loop run complete", { runId: run.id, loopId: run.loopId });
-          return settle(run);
-        }
-        return failRun(run, { name: message.errorName, message: message.errorMessage });
+        onDone(run, message);
+        return;
       case "fatal":
-        return failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` });
+        failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` });
+        return;
       case "stats":
         run.statsSentAt = null;
         run.heapBytes = message.heapBytes;
@@ -353,27 +372,46 @@ export function createEngine(options: EngineOptions): Engine {
       error,
       attempts: message.attempts,
     });
-    if (!persisted) return lostRun(run);
-    continueAfterStep(run, message.seq);
+    if (persisted) continueAfterStep(run, message.seq);
+    else lostRun(run);
   }
 
   function onSleep(run: ActiveRun, message: Extract<FromWorker, { type: "sleep" }>): void {
     const at = now();
-    const write = { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: at, wakeAt: message.wakeAt };
-    if (message.wakeAt <= at) {
-      if (!store.completeSleep(write)) return lostRun(run);
-      return continueAfterStep(run, message.seq);
+    const wakeAt = message.wakeAt ?? at + message.delayMs;
+    const write = { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: at, wakeAt };
+    if (wakeAt <= at) {
+      if (store.completeSleep(write)) continueAfterStep(run, message.seq);
+      else lostRun(run);
+      return;
     }
     // The run is released: no timer or worker holds it while it sleeps, so a restart loses nothing.
-    if (!store.suspend(write)) return lostRun(run);
-    logger.info("loop run sleeping", { runId: run.id, loopId: run.loopId, wakeAt: new Date(message.wakeAt).toISOString() });
+    if (!store.suspend(write)) {
+      lostRun(run);
+      return;
+    }
+    logger.info("loop run sleeping", { runId: run.id, loopId: run.loopId, wakeAt: new Date(wakeAt).toISOString() });
+    settle(run);
+  }
+
+  function onDone(run: ActiveRun, message: Extract<FromWorker, { type: "done" }>): void {
+    if (message.status === "errored") {
+      failRun(run, { name: message.errorName, message: message.errorMessage });
+      return;
+    }
+    if (!store.complete(run.id, owner, now(), message.output)) {
+      lostRun(run);
+      return;
+    }
+    logger.info("loop run complete", { runId: run.id, loopId: run.loopId });
     settle(run);
   }
 
   function continueAfterStep(run: ActiveRun, seq: number): void {
     if (run.draining) {
       store.requeue(run.id, owner, now());
-      return settle(run);
+      settle(run);
+      return;
     }
     const ack: ToWorker = { type: "ack", seq };
     run.worker.postMessage(ack);
@@ -382,10 +420,12 @@ export function createEngine(options: EngineOptions): Engine {
   function armStepDeadline(run: ActiveRun, key: string, timeoutMs: number): void {
     clearStepDeadline(run, key);
     const timer = setTimeout(() => {
-      failRun(run, {
-        name: "StepTimeoutError",
-        message: `step "${key}" did not finish within its timeout of ${timeoutMs} ms and blocked its worker; the worker was stopped`,
-      });
+      safely(run, () =>
+        failRun(run, {
+          name: "StepTimeoutError",
+          message: `step "${key}" did not finish within its timeout of ${timeoutMs} ms and blocked its worker; the worker was stopped`,
+        }),
+      );
     }, timeoutMs + STEP_TIMEOUT_GRACE_MS);
     run.stepTimers.set(key, timer);
   }
@@ -399,9 +439,33 @@ export function createEngine(options: EngineOptions): Engine {
 
   function failRun(run: ActiveRun, error: StoredError): void {
     if (run.settled) return;
-    if (!store.fail(run.id, owner, now(), error)) return lostRun(run);
+    if (!store.fail(run.id, owner, now(), error)) {
+      lostRun(run);
+      return;
+    }
     logger.warn("loop run errored", { runId: run.id, loopId: run.loopId, error: error.name });
     settle(run);
+  }
+
+  /**
+   * Runs a handler of one run's events. If the database fails under it, the run is given back to
+   * the queue (it resumes later by replay) instead of the exception reaching the event loop.
+   */
+  function safely(run: ActiveRun, handle: () => void): void {
+    try {
+      handle();
+    } catch (error) {
+      logger.error("loop engine: persisting a run failed; the run is requeued", {
+        runId: run.id,
+        error: error instanceof Error ? error.name : "unknown",
+      });
+      try {
+        store.requeue(run.id, owner, now());
+      } catch {
+        // Still failing: the lease is no longer renewed, so the run is taken over once it expires.
+      }
+      settle(run);
+    }
   }
 
   /** The run was terminated or taken over elsewhere: stop executing it and write nothing. */
@@ -429,12 +493,29 @@ export function createEngine(options: EngineOptions): Engine {
     };
   }
 
+  /**
+   * Renews only the leases of runs executing here, so a run this engine lost track of expires and
+   * is taken over. A run terminated by another process (or connection) is noticed here too.
+   */
   function heartbeat(): void {
-    store.heartbeat(owner, now() + leaseMs);
-    // A run terminated by another process (or through another connection) is noticed here.
-    for (const run of active.values()) {
-      if (!store.isOwned(run.id, owner)) lostRun(run);
+    const leaseUntil = now() + leaseMs;
+    for (const run of [...active.values()]) {
+      if (!store.renewLease(run.id, owner, leaseUntil)) lostRun(run);
     }
+  }
+
+  /**
+   * Entry points called by timers and worker events must never throw: an exception there would be
+   * uncaught and could end the server. A failing database call is logged; the poll retries.
+   */
+  function guarded<A extends unknown[]>(what: string, fn: (...args: A) => void): (...args: A) => void {
+    return function guardedCall(...args: A): void {
+      try {
+        fn(...args);
+      } catch (error) {
+        logger.error(`loop engine: ${what} failed`, { error: error instanceof Error ? error.name : "unknown" });
+      }
+    };
   }
 
   /**
@@ -445,16 +526,19 @@ export function createEngine(options: EngineOptions): Engine {
    */
   function checkMemory(): void {
     if (active.size === 0) return;
-    const at = now();
+    // Real time, not the injectable clock: this measures how long a worker has been silent.
+    const at = Date.now();
     const rss = process.memoryUsage().rss;
     if (rss > processLimitBytes && at - lastMemoryKillAt > 2 * memoryCheckMs) {
       const victim = pickMemoryVictim(rss, at);
       if (victim !== undefined) {
         lastMemoryKillAt = at;
-        failRun(victim, {
-          name: "MemoryLimitExceeded",
-          message: `the process reached ${Math.round(rss / MB)} MB (limit ${processLimitBytes / MB} MB) while this loop was running; its worker was stopped`,
-        });
+        safely(victim, () =>
+          failRun(victim, {
+            name: "MemoryLimitExceeded",
+            message: `the process reached ${Math.round(rss / MB)} MB (limit ${processLimitBytes / MB} MB) while this loop was running; its worker was stopped`,
+          }),
+        );
         Bun.gc(false);
       } else {
         logger.warn("process memory over its limit, but no loop worker stands out", { rssMb: Math.round(rss / MB) });
@@ -485,11 +569,11 @@ export function createEngine(options: EngineOptions): Engine {
     if (running) return;
     running = true;
     if (exclusive) store.expireForeignLeases(owner);
-    pollTimer = setInterval(pump, pollMs);
-    heartbeatTimer = setInterval(heartbeat, heartbeatMs);
-    memoryTimer = setInterval(checkMemory, memoryCheckMs);
+    pollTimer = setInterval(guardedPump, pollMs);
+    heartbeatTimer = setInterval(guarded("heartbeat", heartbeat), heartbeatMs);
+    memoryTimer = setInterval(guarded("memory check", checkMemory), memoryCheckMs);
     logger.info("loop engine started", { owner, concurrency });
-    pump();
+    guardedPump();
   }
 
   async function stop(): Promise<void> {
@@ -630,9 +714,17 @@ function positiveInteger(value: number, name: string): number {
   return value;
 }
 
-function lastLine(message: string): string {
-  const lines = message.split("\n").map((line) => line.trim()).filter((line) => line.length > 0);
-  return lines.findLast((line) => /^\w*error:/i.test(line)) ?? lines.at(-1) ?? "the loop worker failed";
+/** Bun's message for a worker error embeds source lines and a stack: keep the error line only. */
+function uncaughtFromErrorEvent(message: string): StoredError {
+  const lines = message.split("\n").map((line) => line.trim());
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const match = /^([A-Za-z]*Error|error): (.*)$/.exec(lines[i] ?? "");
+    if (match !== null) {
+      const name = match[1] === "error" || match[1] === undefined ? "Error" : match[1];
+      return { name, message: `uncaught outside a step: ${match[2] ?? ""}` };
+    }
+  }
+  return { name: "LoopCrashed", message: "the loop worker failed with an uncaught error" };
 }
 
 function formatMs(ms: number): string {

@@ -50,8 +50,11 @@ export type FromWorker =
       errorMessage: string | null;
       attempts: number;
     }
-  /** A sleep is reached; the engine answers `ack` if it is already due, else stops the worker. */
-  | { type: "sleep"; seq: number; key: string; name: string; idx: number; wakeAt: number }
+  /**
+   * A sleep is reached, until `wakeAt` or, when that is null, for `delayMs` from the engine's now.
+   * The engine answers `ack` if it is already due, else suspends the run and stops the worker.
+   */
+  | { type: "sleep"; seq: number; key: string; name: string; idx: number; wakeAt: number | null; delayMs: number }
   /** run() returned (output is JSON text or null) or threw. */
   | { type: "done"; status: "complete"; output: string | null }
   | { type: "done"; status: "errored"; errorName: string; errorMessage: string }

@@ -4,12 +4,16 @@
  * `loop_` + the file stem. A module that breaks this rule is reported, never fatal: one bad file
  * must not keep the other loops, or the server, from starting.
  *
- * Modules are imported here, in the calling thread, to read their exports; their top-level code
- * runs then. The loop itself later runs in a worker that imports the module again.
+ * Each module is first imported in a short-lived worker, with a time limit, so a module whose
+ * top-level code hangs is reported instead of freezing start-up. It is then imported here, in the
+ * calling thread, to read its exports (its top-level code runs again then); the loop itself runs
+ * in a worker per run that imports it once more.
  */
 import { readdir } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
+import { loopEnvironment } from "./environment.ts";
 import type { Workflow } from "./index.ts";
+import type { ProbeReply } from "./probe.ts";
 
 export type WorkflowClass = new () => Workflow<unknown>;
 
@@ -28,6 +32,11 @@ export interface LoopDefinition {
 export interface LoopLoadError {
   file: string;
   message: string;
+}
+
+export interface LoadLoopsOptions {
+  /** How long a module may take to load in the probe worker. Default 10 s. */
+  loadTimeoutMs?: number;
 }
 
 export interface LoadedLoops {
@@ -52,14 +61,15 @@ export function isLoopModuleFile(fileName: string): boolean {
   return extension === ".ts" || extension === ".js";
 }
 
-export async function loadLoops(dir: string): Promise<LoadedLoops> {
+export async function loadLoops(dir: string, options: LoadLoopsOptions = {}): Promise<LoadedLoops> {
+  const loadTimeoutMs = options.loadTimeoutMs ?? 10_000;
   const loops = new Map<string, LoopDefinition>();
   const errors: LoopLoadError[] = [];
   const root = resolve(dir);
   const fileNames = await listModuleFiles(root);
   for (const fileName of fileNames) {
     const file = join(root, fileName);
-    const loaded = await loadLoopModule(file, fileName);
+    const loaded = await loadLoopModule(file, fileName, loadTimeoutMs);
     if (!loaded.ok) {
       errors.push({ file, message: loaded.error });
       continue;
@@ -90,11 +100,13 @@ async function listModuleFiles(root: string): Promise<string[]> {
 
 type Loaded = { ok: true; value: LoopDefinition } | { ok: false; error: string };
 
-async function loadLoopModule(file: string, fileName: string): Promise<Loaded> {
+async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: number): Promise<Loaded> {
   const stem = fileName.slice(0, -extname(fileName).length);
   if (!STEM_PATTERN.test(stem)) {
     return { ok: false, error: `the file name "${stem}" is not a valid loop name: use only letters, digits, "_" and "-"` };
   }
+  const probed = await probeModule(file, loadTimeoutMs);
+  if (!probed.ok) return { ok: false, error: `the module failed to load: ${probed.error}` };
   let module: Record<string, unknown>;
   try {
     module = await import(file);
@@ -121,4 +133,26 @@ async function loadLoopModule(file: string, fileName: string): Promise<Loaded> {
     ok: true,
     value: { id: `loop_${stem}`, name: LoopClass.name || exportName, file, exportName, Workflow: LoopClass },
   };
+}
+
+const PROBE_URL = new URL("./probe.ts", import.meta.url).href;
+
+function probeModule(file: string, timeoutMs: number): Promise<ProbeReply> {
+  return new Promise((resolve) => {
+    const worker = new Worker(PROBE_URL, { env: loopEnvironment() });
+    function finish(reply: ProbeReply): void {
+      clearTimeout(timer);
+      worker.terminate();
+      resolve(reply);
+    }
+    const timer = setTimeout(() => {
+      finish({ ok: false, error: `it did not finish loading within ${timeoutMs} ms (top-level code that never ends?)` });
+    }, timeoutMs);
+    worker.addEventListener("message", (event: MessageEvent<ProbeReply>) => finish(event.data));
+    worker.addEventListener("error", (event: ErrorEvent) => {
+      event.preventDefault();
+      finish({ ok: false, error: event.message.split("\n").find((line) => /error:/i.test(line))?.trim() ?? "it threw while loading" });
+    });
+    worker.postMessage({ file });
+  });
 }

@@ -18,8 +18,10 @@ export interface StepDoneReport {
   attempts: number;
 }
 
+/** When a sleep ends: a time already fixed (sleepUntil, or a replay), or a delay from the engine's now. */
+export type SleepTarget = { wakeAt: number } | { delayMs: number };
+
 export interface StepHost {
-  now(): number;
   /** An attempt starts (fire and forget). `timeoutMs` is 0 when the step has no timeout. */
   attemptStarted(key: string, name: string, idx: number, attempt: number, timeoutMs: number): void;
   /** An attempt failed and a retry follows (fire and forget). */
@@ -27,7 +29,7 @@ export interface StepHost {
   /** Resolves once the outcome is durable. */
   stepDone(report: StepDoneReport): Promise<void>;
   /** Resolves when the sleep is already due; otherwise the engine suspends the run and never answers. */
-  sleep(key: string, name: string, idx: number, wakeAt: number): Promise<void>;
+  sleep(key: string, name: string, idx: number, target: SleepTarget): Promise<void>;
 }
 
 interface StepPolicy {
@@ -130,22 +132,23 @@ export function createStep(host: StepHost, storedSteps: readonly StoredStep[]): 
     }
   }
 
-  async function sleepStep(name: string, wakeAtOnFirstCall: () => number): Promise<void> {
+  async function sleepStep(name: string, targetOnFirstCall: () => SleepTarget): Promise<void> {
     const step = claimKey(name);
     const row = storedAs(step.key, "sleep");
     if (row?.status === "complete") return;
     // The stored wake time wins over a recomputed one: "sleep 1 hour" must not restart on replay.
-    const wakeAt = row?.wakeAt ?? wakeAtOnFirstCall();
-    await host.sleep(step.key, step.name, step.idx, wakeAt);
+    const target = row !== undefined && row.wakeAt !== null ? { wakeAt: row.wakeAt } : targetOnFirstCall();
+    await host.sleep(step.key, step.name, step.idx, target);
   }
 
   return {
     do: doStep,
     sleep(name: string, duration: Duration): Promise<void> {
-      return sleepStep(name, () => host.now() + parseOrThrow(duration, `step.sleep("${name}")`));
+      // Relative: the engine adds it to its own clock, the one wake times are compared against.
+      return sleepStep(name, () => ({ delayMs: parseOrThrow(duration, `step.sleep("${name}")`) }));
     },
     sleepUntil(name: string, date: Date | number | string): Promise<void> {
-      return sleepStep(name, () => toEpochMs(date, name));
+      return sleepStep(name, () => ({ wakeAt: toEpochMs(date, name) }));
     },
   };
 }

@@ -112,9 +112,7 @@ export function createRunStore(sqlite: Database) {
   // Each is one UPDATE … RETURNING, so two engines on one file can never claim the same run.
   type ClaimParams = { owner: string; leaseUntil: number; now: number };
   const claimStale = sqlite.prepare<ClaimedRun, ClaimParams>(
-    // Never our own runs: a run of ours with a late heartbeat is still executing here.
-    `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'running' AND COALESCE(leaseExpiresAt, 0) < $now ` +
-      "AND (leaseOwner IS NULL OR leaseOwner != $owner) LIMIT 1) " +
+    `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'running' AND COALESCE(leaseExpiresAt, 0) < $now LIMIT 1) ` +
       "RETURNING id, orgId, loopId, input",
   );
   const claimDue = sqlite.prepare<ClaimedRun, ClaimParams>(
@@ -175,14 +173,11 @@ export function createRunStore(sqlite: Database) {
     "UPDATE runs SET status = 'terminated', error = $error, finishedAt = $now, updatedAt = $now, leaseOwner = NULL, " +
       "leaseExpiresAt = NULL, wakeAt = NULL WHERE id = $runId AND orgId = $orgId AND status IN ('queued', 'running', 'sleeping')",
   );
-  const heartbeat = sqlite.prepare<void, { owner: string; leaseUntil: number }>(
-    "UPDATE runs SET leaseExpiresAt = $leaseUntil WHERE leaseOwner = $owner AND status = 'running'",
+  const renewLease = sqlite.prepare<void, { runId: string; owner: string; leaseUntil: number }>(
+    `UPDATE runs SET leaseExpiresAt = $leaseUntil WHERE ${OWNED}`,
   );
   const expireForeignLeases = sqlite.prepare<void, { owner: string }>(
     "UPDATE runs SET leaseExpiresAt = 0 WHERE status = 'running' AND (leaseOwner IS NULL OR leaseOwner != $owner)",
-  );
-  const selectLease = sqlite.prepare<{ status: RunStatus; leaseOwner: string | null }, [string]>(
-    "SELECT status, leaseOwner FROM runs WHERE id = ?1",
   );
   const selectNextWake = sqlite.prepare<{ wakeAt: number | null }, []>(
     "SELECT MIN(wakeAt) AS wakeAt FROM runs WHERE status = 'sleeping'",
@@ -312,18 +307,14 @@ export function createRunStore(sqlite: Database) {
       });
     },
 
-    heartbeat(owner: string, leaseUntil: number): void {
-      heartbeat.run({ owner, leaseUntil });
+    /** Extends the lease of a run executing here; false when it was terminated or taken over. */
+    renewLease(runId: string, owner: string, leaseUntil: number): boolean {
+      return renewLease.run({ runId, owner, leaseUntil }).changes > 0;
     },
 
     /** At start of an engine that owns the file: every `running` run of another owner is stale. */
     expireForeignLeases(owner: string): void {
       expireForeignLeases.run({ owner });
-    },
-
-    isOwned(runId: string, owner: string): boolean {
-      const row = selectLease.get(runId);
-      return row !== null && row.status === "running" && row.leaseOwner === owner;
     },
 
     nextWakeAt(): number | null {

@@ -70,7 +70,6 @@ function request(build: (seq: number) => FromWorker): Promise<void> {
 }
 
 const host: StepHost = {
-  now: Date.now,
   attemptStarted(key, name, idx, attempt, timeoutMs) {
     scope.postMessage({ type: "attempt", key, name, idx, attempt, timeoutMs });
   },
@@ -91,8 +90,10 @@ const host: StepHost = {
       attempts: report.attempts,
     }));
   },
-  sleep(key, name, idx, wakeAt) {
-    return request((seq) => ({ type: "sleep", seq, key, name, idx, wakeAt }));
+  sleep(key, name, idx, target) {
+    const wakeAt = "wakeAt" in target ? target.wakeAt : null;
+    const delayMs = "delayMs" in target ? target.delayMs : 0;
+    return request((seq) => ({ type: "sleep", seq, key, name, idx, wakeAt, delayMs }));
   },
 };
 

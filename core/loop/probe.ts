@@ -1,0 +1,22 @@
+/**
+ * Worker entry that imports one loop module and reports whether it loads, so that a module whose
+ * top-level code hangs (a loop, an await that never settles) is caught with a timeout instead of
+ * freezing the server while it starts.
+ */
+interface ProbeScope {
+  postMessage(message: ProbeReply): void;
+  onmessage: ((event: MessageEvent<{ file: string }>) => void) | null;
+}
+
+export type ProbeReply = { ok: true } | { ok: false; error: string };
+
+const scope = globalThis as unknown as ProbeScope;
+
+scope.onmessage = function probeModule(event) {
+  import(event.data.file).then(
+    () => scope.postMessage({ ok: true }),
+    (error: unknown) => {
+      scope.postMessage({ ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    },
+  );
+};

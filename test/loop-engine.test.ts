@@ -1,0 +1,410 @@
+/**
+ * The engine end to end on real SQLite files: loops run in workers, steps persist, and runs
+ * survive stops and restarts. Every wait polls a condition with a deadline.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createEngine } from "../core/loop/engine.ts";
+import { openDatabase } from "../server/db.ts";
+import { loadFixtureLoops, ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./loop-support.ts";
+
+const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+function logLines(file: string): string[] {
+  try {
+    return readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+  } catch {
+    return [];
+  }
+}
+
+describe("running loops", () => {
+  test("enqueue commits a queued run and answers ids of the right shape", async () => {
+    await using t = await testEngine();
+    const ids = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: { a: 1 }, trigger: TRIGGER });
+    expect(ids.runId).toMatch(/^run_[A-Za-z0-9]{22}$/);
+    expect(ids.workflowInstanceId).toMatch(/^wfi_[A-Za-z0-9]{22}$/);
+    // Read through a second connection: the row is durable before enqueue returned.
+    const other = openDatabase(join(t.dir, "health.db"));
+    const row = other.sqlite.query("SELECT status, input FROM runs WHERE id = ?1").get(ids.runId);
+    other.close();
+    expect(row).toEqual({ status: "queued", input: '{"a":1}' });
+  });
+
+  test("a run records its input, steps, output and trigger; undefined and null bodies stay apart", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const none = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: undefined, trigger: TRIGGER });
+    const nul = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: null, trigger: { kind: "user", id: "usr_1", name: "Ada" } });
+    const noneRun = await waitForStatus(t.engine, none.runId);
+    const nullRun = await waitForStatus(t.engine, nul.runId);
+    const step = (name: string, key: string, index: number, result: unknown) => ({
+      name,
+      key,
+      index,
+      kind: "do" as const,
+      status: "complete" as const,
+      attempts: 1,
+      result,
+      error: null,
+      startedAt: anyTime,
+      finishedAt: anyTime,
+      wakeAt: null,
+    });
+    expect(noneRun).toEqual({
+      id: none.runId,
+      workflowInstanceId: none.workflowInstanceId,
+      loopId: "loop_echo",
+      orgId: ORG,
+      status: "complete",
+      input: undefined,
+      output: { seen: { isUndefined: true }, counts: [1, 2], nothing: "undefined" },
+      error: null,
+      trigger: TRIGGER,
+      attempts: 1,
+      createdAt: anyTime,
+      updatedAt: anyTime,
+      startedAt: anyTime,
+      finishedAt: anyTime,
+      wakeAt: null,
+      steps: [
+        step("look", "look", 0, { isUndefined: true }),
+        step("count", "count", 1, 1),
+        step("count", "count#2", 2, 2),
+        step("nothing", "nothing", 3, undefined),
+      ],
+    });
+    expect({ input: nullRun.input, output: nullRun.output, trigger: nullRun.trigger }).toEqual({
+      input: null,
+      output: { seen: { isUndefined: false, body: null }, counts: [1, 2], nothing: "undefined" },
+      trigger: { kind: "user", id: "usr_1", name: "Ada" },
+    });
+    expect(t.engine.get("org_other", none.runId)).toBeNull();
+  });
+
+  test("a loop that throws fails its run, never the process", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const inStep = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: undefined, trigger: TRIGGER });
+    const inRun = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: { where: "run" }, trigger: TRIGGER });
+    const inTimer = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: { where: "timer" }, trigger: TRIGGER });
+    const bigint = t.engine.enqueue({ orgId: ORG, loopId: "loop_bigint", input: undefined, trigger: TRIGGER });
+    const errors = await Promise.all(
+      [inStep, inRun, inTimer, bigint].map(async ({ runId }) => {
+        const run = await waitForStatus(t.engine, runId);
+        return { status: run.status, error: run.error, steps: run.steps.map((s) => `${s.key}:${s.status}`) };
+      }),
+    );
+    expect(errors).toEqual([
+      { status: "errored", error: { name: "Error", message: "the step exploded" }, steps: ["fine:complete", "explode:errored"] },
+      { status: "errored", error: { name: "TypeError", message: "broken outside a step" }, steps: ["fine:complete"] },
+      {
+        status: "errored",
+        error: { name: "Error", message: "uncaught outside a step: thrown from a timer" },
+        steps: ["fine:complete"],
+      },
+      {
+        status: "errored",
+        error: {
+          name: "StepResultError",
+          message: 'the result of step "big" is not JSON-serializable: $ is a BigInt; convert it to a string or a number',
+        },
+        steps: ["big:errored"],
+      },
+    ]);
+  });
+
+  test("a run of a loop that is not registered errors with a clear reason", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_gone", input: undefined, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId);
+    expect({ status: run.status, error: run.error }).toEqual({
+      status: "errored",
+      error: { name: "LoopNotFound", message: "loop loop_gone is not registered (its module was removed, renamed or failed to load)" },
+    });
+  });
+
+  test("at most `concurrency` runs execute at once", async () => {
+    await using t = await testEngine({ concurrency: 2 });
+    t.engine.start();
+    const runIds = Array.from({ length: 6 }, () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 120 }, trigger: TRIGGER }).runId);
+    let maxRunning = 0;
+    const count = t.db.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'");
+    await waitFor(() => {
+      maxRunning = Math.max(maxRunning, t.engine.activeCount, count.get()?.n ?? 0);
+      return runIds.every((id) => t.engine.get(ORG, id)?.status === "complete") ? true : undefined;
+    }, "all slow runs to complete");
+    expect(maxRunning).toBe(2);
+  });
+});
+
+describe("isolation", () => {
+  test("a loop awaiting forever or spinning synchronously is stopped at the run timeout", async () => {
+    await using t = await testEngine({ runTimeoutMs: 300 });
+    t.engine.start();
+    const waiting = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "await" }, trigger: TRIGGER });
+    const spinning = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin" }, trigger: TRIGGER });
+    for (const { runId } of [waiting, spinning]) {
+      const run = await waitForStatus(t.engine, runId);
+      expect({ status: run.status, error: run.error, steps: run.steps.map((s) => s.status) }).toEqual({
+        status: "errored",
+        error: { name: "RunTimeoutError", message: "the run executed for longer than its limit of 300 ms; its loop worker was stopped" },
+        steps: ["complete"],
+      });
+    }
+    // The engine, and the thread it runs on, are still fine.
+    const after = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    expect((await waitForStatus(t.engine, after.runId)).status).toBe("complete");
+  });
+
+  test("a step spinning synchronously past its timeout is stopped by the engine", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin-in-step" }, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId);
+    expect({ status: run.status, error: run.error, steps: run.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`) }).toEqual({
+      status: "errored",
+      error: {
+        name: "StepTimeoutError",
+        message: 'step "spin" did not finish within its timeout of 100 ms and blocked its worker; the worker was stopped',
+      },
+      steps: ["before:complete:undefined", "spin:errored:RunEnded"],
+    });
+  });
+
+  test("a loop allocating without bound is stopped at its heap limit", async () => {
+    await using t = await testEngine({ memoryLimitMb: 96, memoryCheckMs: 100 });
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-async" }, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
+    expect(run.error?.name).toBe("MemoryLimitExceeded");
+    expect(run.error?.message).toMatch(/^the loop used \d+ MB of heap, over its limit of 96 MB; its worker was stopped$/);
+  });
+
+  test("a loop allocating in a synchronous loop is stopped when the process grows past its limit", async () => {
+    const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
+    await using t = await testEngine({ processMemoryLimitMb: rssMb + 400, memoryCheckMs: 100 });
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-sync" }, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
+    expect(run.error?.name).toBe("MemoryLimitExceeded");
+    expect(run.error?.message).toMatch(/^the process reached \d+ MB \(limit \d+ MB\) while this loop was running; its worker was stopped$/);
+  });
+
+  test("loop workers do not see the gateway's HEALTH_* variables", async () => {
+    process.env.HEALTH_TEST_SECRET = "not for loops";
+    try {
+      await using t = await testEngine();
+      t.engine.start();
+      const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_env", input: undefined, trigger: TRIGGER });
+      expect((await waitForStatus(t.engine, runId)).output).toEqual({ secret: null, hasPath: true });
+    } finally {
+      delete process.env.HEALTH_TEST_SECRET;
+    }
+  });
+});
+
+describe("durability", () => {
+  test("a sleep releases the run and survives an engine stop and a new engine on the same file", async () => {
+    await using t = await testEngine();
+    const logFile = join(t.dir, "sleeper.log");
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile, sleepMs: 400 }, trigger: TRIGGER });
+    const sleeping = await waitForStatus(t.engine, runId, ["sleeping"]);
+    expect({ active: t.engine.activeCount, wakeAt: typeof sleeping.wakeAt, nap: sleeping.steps.find((s) => s.key === "nap")?.status }).toEqual({
+      active: 0,
+      wakeAt: "string",
+      nap: "sleeping",
+    });
+    await t.engine.stop();
+
+    const db = openDatabase(join(t.dir, "health.db"));
+    const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
+    try {
+      engine.start();
+      const run = await waitForStatus(engine, runId);
+      expect({
+        status: run.status,
+        attempts: run.attempts,
+        steps: run.steps.map((s) => `${s.key}:${s.kind}:${s.status}`),
+        log: logLines(logFile),
+      }).toEqual({
+        status: "complete",
+        attempts: 2,
+        steps: ["before:do:complete", "nap:sleep:complete", "instant:sleep:complete", "after:do:complete"],
+        log: ["before", "after"],
+      });
+      expect((run.output as { sleptMs: number }).sleptMs).toBeGreaterThanOrEqual(400);
+    } finally {
+      await engine.stop();
+      db.close();
+    }
+  });
+
+  test("sleepUntil wakes at the given time", async () => {
+    await using t = await testEngine({ pollMs: 10_000 });
+    const logFile = join(t.dir, "until.log");
+    t.engine.start();
+    const until = Date.now() + 300;
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile, until }, trigger: TRIGGER });
+    // pollMs is 10 s: only the engine's own wake timer can finish this in time.
+    const run = await waitForStatus(t.engine, runId, ["complete"], 3_000);
+    expect(Date.parse(run.finishedAt ?? "")).toBeGreaterThanOrEqual(until);
+    expect(run.steps.find((s) => s.key === "nap")?.wakeAt).toBe(new Date(until).toISOString());
+  });
+
+  test("stop lets in-flight steps finish, requeues the run, and a restart replays without re-running steps", async () => {
+    await using t = await testEngine();
+    const logFile = join(t.dir, "logger.log");
+    t.engine.start();
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_logger",
+      input: { logFile, tag: "r1", steps: 25, stepDelayMs: 15 },
+      trigger: TRIGGER,
+    });
+    await waitFor(() => (logLines(logFile).length >= 5 ? true : undefined), "five steps to run");
+    await t.engine.stop();
+    const stopped = t.engine.get(ORG, runId);
+    expect({ status: stopped?.status, open: stopped?.steps.filter((s) => s.status !== "complete").length }).toEqual({ status: "queued", open: 0 });
+
+    t.engine.start();
+    const run = await waitForStatus(t.engine, runId);
+    const lines = logLines(logFile);
+    expect({ status: run.status, output: run.output, lines: lines.length, distinct: new Set(lines).size }).toEqual({
+      status: "complete",
+      output: { tag: "r1", total: 300 },
+      lines: 25,
+      distinct: 25,
+    });
+  });
+
+  test("stop gives up on a step still running at its deadline; the run is requeued and the step will run again", async () => {
+    await using t = await testEngine({ stopTimeoutMs: 150 });
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
+    await waitFor(() => (t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined), "the slow step to start");
+    const started = Date.now();
+    await t.engine.stop();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const run = t.engine.get(ORG, runId);
+    expect({ status: run?.status, steps: run?.steps.map((s) => `${s.key}:${s.status}`), active: t.engine.activeCount }).toEqual({
+      status: "queued",
+      steps: ["wait:running"],
+      active: 0,
+    });
+  });
+
+  test("a run whose lease expired is taken over; a live lease is respected by a shared engine", async () => {
+    await using t = await testEngine({ exclusive: false });
+    const stale = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "stale", trigger: TRIGGER });
+    const live = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "live", trigger: TRIGGER });
+    const claim = t.db.sqlite.query("UPDATE runs SET status = 'running', leaseOwner = 'eng_elsewhere', leaseExpiresAt = ?2 WHERE id = ?1");
+    claim.run(stale.runId, Date.now() - 1);
+    claim.run(live.runId, Date.now() + 60_000);
+    t.engine.start();
+    expect((await waitForStatus(t.engine, stale.runId)).status).toBe("complete");
+    expect(t.engine.get(ORG, live.runId)?.status).toBe("running");
+    await t.engine.stop();
+
+    // An engine that owns the file treats every lease it did not grant as left by a dead process.
+    const exclusive = createEngine({ sqlite: t.db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
+    exclusive.start();
+    try {
+      expect((await waitForStatus(exclusive, live.runId)).status).toBe("complete");
+    } finally {
+      await exclusive.stop();
+    }
+  });
+});
+
+describe("terminate", () => {
+  test("queued, running and sleeping runs are terminated; finished and unknown ones are told apart", async () => {
+    await using t = await testEngine();
+    const queued = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 10 }, trigger: TRIGGER });
+    expect(t.engine.terminate(ORG, queued.runId)).toEqual({ ok: true, value: { status: "terminated" } });
+
+    t.engine.start();
+    const running = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
+    await waitFor(() => (t.engine.get(ORG, running.runId)?.steps.length === 1 ? true : undefined), "the slow step to start");
+    expect(t.engine.terminate(ORG, running.runId)).toEqual({ ok: true, value: { status: "terminated" } });
+    expect(t.engine.activeCount).toBe(0);
+
+    const sleeping = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile: join(t.dir, "s.log"), sleepMs: 60_000 }, trigger: TRIGGER });
+    await waitForStatus(t.engine, sleeping.runId, ["sleeping"]);
+    expect(t.engine.terminate(ORG, sleeping.runId).ok).toBe(true);
+
+    const finished = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    await waitForStatus(t.engine, finished.runId);
+    expect(t.engine.terminate(ORG, finished.runId)).toEqual({
+      ok: false,
+      error: { code: "already_finished", message: `run ${finished.runId} already finished (complete)`, status: "complete" },
+    });
+    expect(t.engine.terminate(ORG, queued.runId)).toMatchObject({ ok: false, error: { code: "already_finished", status: "terminated" } });
+    expect(t.engine.terminate("org_other", finished.runId)).toEqual({
+      ok: false,
+      error: { code: "not_found", message: `no run ${finished.runId} in this organization` },
+    });
+
+    const runningRecord = t.engine.get(ORG, running.runId);
+    expect({
+      status: runningRecord?.status,
+      error: runningRecord?.error,
+      steps: runningRecord?.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`),
+      sleeping: t.engine.get(ORG, sleeping.runId)?.status,
+    }).toEqual({
+      status: "terminated",
+      error: { name: "Terminated", message: "the run was terminated" },
+      steps: ["wait:errored:Terminated"],
+      sleeping: "terminated",
+    });
+  });
+
+  test("a run terminated through another connection is stopped at the next heartbeat", async () => {
+    await using t = await testEngine({ heartbeatMs: 50 });
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
+    await waitFor(() => (t.engine.activeCount === 1 && t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined), "the run to start");
+    const other = openDatabase(join(t.dir, "health.db"));
+    try {
+      const admin = createEngine({ sqlite: other.sqlite, loops: new Map() });
+      expect(admin.terminate(ORG, runId).ok).toBe(true);
+    } finally {
+      other.close();
+    }
+    await waitFor(() => (t.engine.activeCount === 0 ? true : undefined), "the worker to be stopped");
+    expect(t.engine.get(ORG, runId)?.status).toBe("terminated");
+  });
+});
+
+describe("list", () => {
+  test("newest first, filtered, paginated with an opaque cursor", async () => {
+    await using t = await testEngine();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(t.engine.enqueue({ orgId: ORG, loopId: i % 2 === 0 ? "loop_a" : "loop_b", input: i, trigger: TRIGGER }).runId);
+    t.engine.enqueue({ orgId: "org_other", loopId: "loop_a", input: 9, trigger: TRIGGER });
+    t.engine.terminate(ORG, ids[0] ?? "");
+
+    const first = t.engine.list(ORG, { limit: 2 });
+    if (!first.ok) throw new Error(first.error.message);
+    const second = t.engine.list(ORG, { limit: 2, cursor: first.value.nextCursor ?? undefined });
+    if (!second.ok) throw new Error(second.error.message);
+    const third = t.engine.list(ORG, { limit: 2, cursor: second.value.nextCursor ?? undefined });
+    if (!third.ok) throw new Error(third.error.message);
+    expect([first, second, third].map((page) => (page.ok ? page.value.runs.map((r) => r.input) : []))).toEqual([[4, 3], [2, 1], [0]]);
+    expect(third.ok && third.value.nextCursor).toBeNull();
+
+    const onlyA = t.engine.list(ORG, { loopId: "loop_a" });
+    expect(onlyA.ok && onlyA.value.runs.map((r) => r.input)).toEqual([4, 2, 0]);
+    const terminated = t.engine.list(ORG, { status: "terminated" });
+    expect(terminated.ok && terminated.value.runs.map((r) => r.id)).toEqual(ids.slice(0, 1));
+    const queuedA = t.engine.list(ORG, { loopId: "loop_a", status: "queued", limit: 1000 });
+    expect(queuedA.ok && queuedA.value.runs.map((r) => r.input)).toEqual([4, 2]);
+    expect(t.engine.list(ORG, { cursor: "garbage" })).toEqual({
+      ok: false,
+      error: { code: "invalid_cursor", message: "the cursor is not one this server issued" },
+    });
+  });
+});

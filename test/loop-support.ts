@@ -1,0 +1,87 @@
+/** Helpers of the loop test suites: temporary databases, and waiting on a condition, never a clock. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createEngine, type Engine, type EngineOptions, type RunRecord, type RunStatus } from "../core/loop/engine.ts";
+import { type LoopDefinition, loadLoops } from "../core/loop/registry.ts";
+import { openDatabase } from "../server/db.ts";
+
+export const FIXTURE_LOOPS_DIR = join(import.meta.dir, "fixtures", "loops");
+export const ORG = "org_test";
+export const TRIGGER = { kind: "token" as const, id: "tok_test", name: "test token" };
+export const FINISHED: readonly RunStatus[] = ["complete", "errored", "terminated"];
+
+export interface TempDir extends AsyncDisposable {
+  path: string;
+}
+
+export function tempDir(prefix = "health-loop-"): TempDir {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+let fixtureLoops: Map<string, LoopDefinition> | undefined;
+
+export async function loadFixtureLoops(): Promise<Map<string, LoopDefinition>> {
+  if (fixtureLoops === undefined) {
+    const loaded = await loadLoops(FIXTURE_LOOPS_DIR);
+    if (loaded.errors.length > 0) throw new Error(`fixture loops failed to load: ${JSON.stringify(loaded.errors)}`);
+    fixtureLoops = loaded.loops;
+  }
+  return fixtureLoops;
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+export function waitForStatus(
+  engine: Pick<Engine, "get">,
+  runId: string,
+  statuses: readonly RunStatus[] = FINISHED,
+  timeoutMs = 5_000,
+): Promise<RunRecord> {
+  return waitFor(
+    () => {
+      const run = engine.get(ORG, runId);
+      return run !== null && statuses.includes(run.status) ? run : undefined;
+    },
+    `run ${runId} to be ${statuses.join("|")}`,
+    timeoutMs,
+  );
+}
+
+export interface TestEngine extends AsyncDisposable {
+  engine: Engine;
+  db: ReturnType<typeof openDatabase>;
+  dir: string;
+}
+
+/** An engine on a fresh database file, with the fixture loops; stopped and deleted on dispose. */
+export async function testEngine(options: Partial<EngineOptions> = {}): Promise<TestEngine> {
+  const dir = tempDir();
+  const db = openDatabase(join(dir.path, "health.db"));
+  const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), pollMs: 50, ...options });
+  return {
+    engine,
+    db,
+    dir: dir.path,
+    async [Symbol.asyncDispose]() {
+      await engine.stop();
+      db.close();
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
