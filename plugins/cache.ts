@@ -43,7 +43,8 @@ export const cache = (options: CacheOptions) => {
 
   return new Elysia({ name: "health.cache", seed: instanceSeed() })
     .use(context)
-    .onBeforeHandle({ as: "scoped" }, function serveFromCache({ body, state }) {
+    // async: Elysia awaits a hook's result only when the hook itself is an async function.
+    .onBeforeHandle({ as: "scoped" }, async function serveFromCache({ body, state }) {
       if (options.ttlMs === 0) {
         state.cache = "bypass";
         return;
@@ -62,7 +63,7 @@ export const cache = (options: CacheOptions) => {
       state.cache = hit || flight ? "hit" : "miss";
       state.record("cache", performance.now() - started);
       if (hit) return hit;
-      if (flight) return flight.promise;
+      if (flight) return await flight.promise;
       let resolve: Flight["resolve"] = () => {};
       let reject: Flight["reject"] = () => {};
       const promise = new Promise<PlanResult>((res, rej) => {

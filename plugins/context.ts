@@ -56,11 +56,16 @@ export class RequestState {
   }
 }
 
+/**
+ * The state is made in `onRequest`, the first hook of all, so it exists even for errors thrown
+ * while the body is parsed. `decorate` only declares its type on the context.
+ */
 export const context = new Elysia({ name: "health.context" })
-  .derive({ as: "global" }, function createRequestState({ set }) {
+  .decorate("state", undefined as unknown as RequestState)
+  .onRequest(function createRequestState(ctx) {
     const state = new RequestState();
-    set.headers["x-request-id"] = state.requestId;
-    return { state };
+    (ctx as { state?: RequestState }).state = state;
+    ctx.set.headers["x-request-id"] = state.requestId;
   })
   .mapResponse({ as: "global" }, function addServerTiming({ state, set }) {
     set.headers["server-timing"] = state.serverTiming();

@@ -6,6 +6,7 @@
  */
 import { Elysia } from "elysia";
 import { canonicalJson, sha256Hex } from "../core/hash.ts";
+import { bodyValue } from "../server/body.ts";
 import type { IdempotencyStore } from "../server/idempotency-store.ts";
 import { HttpProblem } from "../server/problem.ts";
 import { context, instanceSeed } from "./context.ts";
@@ -35,7 +36,9 @@ export const idempotency = (options: IdempotencyOptions) => {
       }
       const principalId = state.principal?.id ?? "anonymous";
       const scope = `${principalId} ${request.method} ${new URL(request.url).pathname}`;
-      const outcome = options.store.begin(scope, key, sha256Hex(canonicalJson(body)), now());
+      // Wrapped so that "no body" (an absent key) and a JSON null body hash differently.
+      const requestHash = sha256Hex(canonicalJson({ body: bodyValue(body) }));
+      const outcome = options.store.begin(scope, key, requestHash, now());
       state.record("idempotency", performance.now() - started);
       switch (outcome.kind) {
         case "new":

@@ -31,3 +31,20 @@ export const tokenCreateInput = v.object({
 export const tokenRevokeInput = v.object({ id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")) });
 
 export type TokenCreateInput = v.InferOutput<typeof tokenCreateInput>;
+
+export const loopIdSchema = v.pipe(v.string(), v.regex(/^loop_[A-Za-z0-9_-]{1,64}$/, "loopId must be a loop id (loop_…)"));
+export const runIdSchema = v.pipe(v.string(), v.regex(/^run_[A-Za-z0-9]{1,64}$/, "id must be a run id (run_…)"));
+export const runStatusSchema = v.picklist(["queued", "running", "sleeping", "complete", "errored", "terminated"]);
+
+export const runsListInput = v.optional(
+  v.object({
+    loopId: v.optional(loopIdSchema),
+    status: v.optional(runStatusSchema),
+    limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100))),
+    cursor: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  }),
+  {},
+);
+export const runIdInput = v.object({ id: runIdSchema });
+/** `body` absent means the run's event.body is undefined, as for a bodiless trigger. */
+export const runStartInput = v.object({ loopId: loopIdSchema, body: v.optional(v.unknown()) });

@@ -1,7 +1,7 @@
 /**
  * The app, composed in one place. Read top to bottom: the order of `.use()` is the order the
  * plugins see a request. Planning: auth → rate-limit → idempotency → safety-gate → cache →
- * planning → sanitizer.
+ * planning → sanitizer. Trigger: auth → idempotency → the durable enqueue.
  */
 import { Elysia } from "elysia";
 import { auth } from "../plugins/auth.ts";
@@ -22,7 +22,10 @@ import type { IdempotencyStore } from "./idempotency-store.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { PlanResult } from "./plan-result.ts";
 import type { RateLimitStore } from "./rate-limit-store.ts";
+import type { Engine } from "../core/loop/engine.ts";
 import type { Db } from "./db.ts";
+import type { LoopCatalog } from "./loop-catalog.ts";
+import { loopRoutes } from "./loop-routes.ts";
 import type { LoginLimiter } from "./services/accounts.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "./upstream.ts";
@@ -39,6 +42,8 @@ export interface AppDeps {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  engine: Engine;
+  catalog: LoopCatalog;
 }
 
 export const PLANNING_BODY_LIMIT = 64 * 1024;
@@ -85,6 +90,7 @@ export function createApp(deps: AppDeps) {
     .get("/openapi.json", () => openApiDocument())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
+    .use(loopRoutes({ ...deps, authenticate: deps.authenticator.authenticate }))
     .onStart(function rememberServer(instance) {
       server = instance.server;
     });

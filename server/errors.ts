@@ -48,6 +48,9 @@ export interface ProblemParts {
 }
 
 export function classifyError(code: string | number, error: unknown): ProblemParts {
+  // Elysia wraps whatever a parse hook throws in a ParseError; ours carry the real problem.
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (code === "PARSE" && cause instanceof HttpProblem) return { code: cause.code, detail: cause.detail, ...cause.extra };
   if (error instanceof HttpProblem) return { code: error.code, detail: error.detail, ...error.extra };
   if (error instanceof ValidationError) {
     return { code: "invalid_request", detail: "The request is invalid", errors: validationErrors(error) };
@@ -67,6 +70,7 @@ export const errorHandler = new Elysia({ name: "health.errors" }).onError(
   { as: "global" },
   function renderProblem(ctx) {
     const { code, error, set } = ctx;
+    // Absent only if Elysia failed before any hook ran.
     const state = (ctx as { state?: RequestState }).state;
     const parts = classifyError(code, error);
     const requestId = state?.requestId ?? crypto.randomUUID();

@@ -3,11 +3,15 @@
  * build the stores and the upstream, compose the app and listen. Returns a handle that stops
  * everything and flushes what was written behind.
  */
+import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
+import { loadLoops } from "../core/loop/registry.ts";
 import { AuditLog } from "./audit-log.ts";
+import { defaultOrgCatalog } from "./loop-catalog.ts";
 import { Authenticator } from "./authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
 import { MemoryCacheStore } from "./cache-store.ts";
 import type { Config } from "./config.ts";
+import { resolve } from "node:path";
 import { openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "./idempotency-store.ts";
@@ -33,6 +37,17 @@ export interface RunningServer {
   setupCode?: string;
   flush(): void;
   stop(): Promise<void>;
+}
+
+/** Engine events carry ids and statuses, never a run's input or output. */
+function engineLogger(log: (message: string) => void): EngineLogger {
+  const line = (level: string, message: string, fields?: Record<string, unknown>) =>
+    log(`[loops] ${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ""}`);
+  return {
+    info: () => {},
+    warn: (message, fields) => line("warn", message, fields),
+    error: (message, fields) => line("error", message, fields),
+  };
 }
 
 export function createUpstream(config: Config): Upstream {
@@ -63,6 +78,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     db.sqlite,
   );
   const audit = new AuditLog(db.sqlite);
+  const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
+  for (const problem of loaded.errors) log(`Loop module ${problem.file} skipped: ${problem.message}`);
+  const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops);
+  const engine = createEngine({ sqlite: db.sqlite, loops: catalog.all, logger: engineLogger(log) });
   const app = createApp({
     authenticator,
     rateLimits,
@@ -74,6 +93,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     db,
     defaultOrg,
     loginLimiter: new LoginLimiter(),
+    engine,
+    catalog,
   });
 
   const flush = () => {
@@ -82,6 +103,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     authenticator.flush();
   };
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
+  engine.start();
 
   app.listen({ port: config.PORT, hostname: config.HOST });
   const server = app.server;
@@ -98,6 +120,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
     );
   }
+  log(`Loops: ${loaded.loops.size === 0 ? "none" : [...loaded.loops.keys()].join(", ")} (from ${config.HEALTH_LOOPS_DIR})`);
   log(`health listening on ${url}`);
 
   let stopped = false;
@@ -113,6 +136,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stopped = true;
       clearInterval(flusher);
       await app.stop();
+      await engine.stop();
       flush();
       db.close();
     },

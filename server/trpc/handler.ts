@@ -3,7 +3,9 @@
  * comes from the httpOnly cookie (console) or `Authorization: Bearer hss_…` (CLI).
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
+import type { LoopCatalog } from "../loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
@@ -12,6 +14,8 @@ export interface TrpcHandlerOptions {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  engine: Engine;
+  catalog: LoopCatalog;
 }
 
 function sessionSecret(request: Request): string | null {
@@ -38,6 +42,9 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           db: options.db,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
+          engine: options.engine,
+          catalog: options.catalog,
+          origin: new URL(request.url).origin,
           session: secret === null ? null : resolveSession(options.db, secret),
           clientAddress,
           secureCookies: new URL(request.url).protocol === "https:",

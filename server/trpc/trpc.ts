@@ -3,7 +3,9 @@
  * role, and an error formatter that exposes every validation issue, not only the first.
  */
 import { initTRPC, TRPCError } from "@trpc/server";
+import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
+import type { LoopCatalog } from "../loop-catalog.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
 
 export interface TrpcContext {
@@ -11,7 +13,10 @@ export interface TrpcContext {
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   session: SessionUser | null;
-  /** The raw session secret, when it came from the cookie or a bearer. */
+  engine: Engine;
+  catalog: LoopCatalog;
+  /** The server's origin as the client sees it, for trigger URLs. */
+  origin: string;
   clientAddress: string;
   secureCookies: boolean;
   resHeaders: Headers;

@@ -1,10 +1,14 @@
 import { router } from "../trpc.ts";
 import { authRouter } from "./auth.ts";
+import { loopsRouter } from "./loops.ts";
+import { runsRouter } from "./runs.ts";
 import { tokensRouter } from "./tokens.ts";
 
 export const appRouter = router({
   auth: authRouter,
   tokens: tokensRouter,
+  loops: loopsRouter,
+  runs: runsRouter,
 });
 
 /** The only thing the console and typed clients import from the server. */

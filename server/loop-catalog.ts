@@ -1,0 +1,20 @@
+/**
+ * Which loops each organization has. The default organization's loops are the modules of
+ * HEALTH_LOOPS_DIR; other organizations have none until they can deploy their own.
+ */
+import type { LoopDefinition } from "../core/loop/registry.ts";
+
+export interface LoopCatalog {
+  list(orgId: string): LoopDefinition[];
+  get(orgId: string, loopId: string): LoopDefinition | undefined;
+  /** All loops the engine can run, by id. */
+  all(): Map<string, LoopDefinition>;
+}
+
+export function defaultOrgCatalog(defaultOrgId: string, loops: Map<string, LoopDefinition>): LoopCatalog {
+  return {
+    list: (orgId) => (orgId === defaultOrgId ? [...loops.values()].sort((a, b) => a.id.localeCompare(b.id)) : []),
+    get: (orgId, loopId) => (orgId === defaultOrgId ? loops.get(loopId) : undefined),
+    all: () => loops,
+  };
+}

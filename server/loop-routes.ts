@@ -1,0 +1,87 @@
+/**
+ * The trigger endpoint (spec 4.2) and run read-back. Order: auth (token, organization and
+ * scope, via the one authorization function) → idempotency → the route. The run row, and the
+ * Idempotency-Key record when one was sent, commit in one transaction before the 202.
+ */
+import { Elysia } from "elysia";
+import type { Engine } from "../core/loop/engine.ts";
+import { auth } from "../plugins/auth.ts";
+import { idempotency } from "../plugins/idempotency.ts";
+import { bodyValue, jsonBody } from "./body.ts";
+import type { Db } from "./db.ts";
+import type { IdempotencyStore } from "./idempotency-store.ts";
+import type { LoopCatalog } from "./loop-catalog.ts";
+import { HttpProblem } from "./problem.ts";
+import type { Principal } from "../core/authz.ts";
+
+export const TRIGGER_BODY_LIMIT = 1024 * 1024;
+/** Deeper JSON than this is refused: it buys nothing and can exhaust a stack downstream. */
+export const MAX_JSON_DEPTH = 64;
+
+export interface LoopRoutesDeps {
+  authenticate: (bearer: string) => Principal | null;
+  idempotency: IdempotencyStore;
+  engine: Engine;
+  catalog: LoopCatalog;
+  db: Db;
+}
+
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+const notFound = (what: string) => new HttpProblem("not_found", `No ${what} in this organization`);
+
+export function loopRoutes(deps: LoopRoutesDeps) {
+  return new Elysia()
+    .use(
+      auth({
+        authenticate: deps.authenticate,
+        action: (params) => ({ kind: "loop:run", orgId: params.orgId ?? "", loopId: params.loopId ?? "" }),
+      }),
+    )
+    .get("/loop/:orgId/:loopId/runs/:runId", function readRun({ params }) {
+      const run = deps.engine.get(params.orgId, params.runId);
+      if (run === null || run.loopId !== params.loopId) throw notFound(`run ${params.runId} of ${params.loopId}`);
+      return run;
+    })
+    .use(idempotency({ store: deps.idempotency }))
+    .post(
+      "/loop/:orgId/:loopId",
+      function triggerRun({ params, body, state, set }) {
+        const principal = state.principal;
+        if (principal === undefined) throw new HttpProblem("internal", "trigger ran before auth");
+        if (deps.catalog.get(params.orgId, params.loopId) === undefined) throw notFound(`loop ${params.loopId}`);
+        const input = bodyValue(body);
+        if (jsonDepth(input) > MAX_JSON_DEPTH) {
+          throw new HttpProblem("invalid_request", `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+        }
+        const started = deps.db.sqlite.transaction(() => {
+          const run = deps.engine.enqueue({
+            orgId: params.orgId,
+            loopId: params.loopId,
+            input,
+            trigger: { kind: "token", id: principal.id, name: principal.name },
+          });
+          const pending = state.idempotency;
+          if (pending !== undefined) {
+            deps.idempotency.complete(pending.scope, pending.key, 202, run, {});
+            state.idempotency = undefined;
+          }
+          return run;
+        })();
+        set.status = 202;
+        return started;
+      },
+      { parse: jsonBody(TRIGGER_BODY_LIMIT) },
+    );
+}
