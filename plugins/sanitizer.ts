@@ -5,13 +5,29 @@
  * fresh audit id, so a cache hit still gets its own.
  */
 import { Elysia } from "elysia";
-import { sanitizePlan } from "../core/gate.ts";
+import { type SanitizedPlan, sanitizePlan } from "../core/gate.ts";
+import type { DraftPlan } from "../schema/wire.ts";
 import { PlanResult } from "../server/plan-result.ts";
 import { EXECUTION_TARGET, PLANNER_MODEL, type PlanningResponse } from "../schema/wire.ts";
 import { context, instanceSeed, type RequestState } from "./context.ts";
 
+/**
+ * sanitizePlan is pure and drafts are never mutated, so a cached draft is gated once and its
+ * verdict reused by every hit; a draft nobody holds any more is forgotten with it.
+ */
+const verdicts = new WeakMap<DraftPlan, SanitizedPlan>();
+
+function sanitizeOnce(draft: DraftPlan): SanitizedPlan {
+  let clean = verdicts.get(draft);
+  if (clean === undefined) {
+    clean = sanitizePlan(draft);
+    verdicts.set(draft, clean);
+  }
+  return clean;
+}
+
 export function toResponse(result: PlanResult, state: RequestState): PlanningResponse {
-  const clean = sanitizePlan(result.draft);
+  const clean = sanitizeOnce(result.draft);
   state.blockedSteps = clean.blockedSteps;
   state.auditId = `cli-code-${crypto.randomUUID()}`;
   const intent = state.intent ?? "build_agent";

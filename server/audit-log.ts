@@ -1,12 +1,15 @@
 /**
  * The server-side audit of planning calls: one row per answered call, never the prompt or
- * patient context. Rows are written behind in batches so the hot path does no synchronous
- * write; a hard crash can lose at most one flush interval of rows.
+ * patient context. Rows are written behind in small batches: the hot path does no synchronous
+ * write, and no flush holds the event loop long (a batch of 10,000 rows would stall every
+ * request for tens of milliseconds). A hard crash can lose at most one interval of rows.
  */
 import type { Database } from "bun:sqlite";
 import type { planAudit } from "../schema/tables.ts";
 
 export type PlanAuditRow = typeof planAudit.$inferInsert;
+
+const BATCH_ROWS = 256;
 
 export class AuditLog {
   private queue: PlanAuditRow[] = [];
@@ -26,6 +29,7 @@ export class AuditLog {
 
   record(row: PlanAuditRow): void {
     this.queue.push(row);
+    if (this.queue.length === BATCH_ROWS) setImmediate(() => this.flush());
   }
 
   flush(): void {

@@ -7,7 +7,6 @@
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../core/authz.ts";
-import { sha256Hex } from "../core/hash.ts";
 import { hashToken, isWellFormedToken } from "../core/tokens.ts";
 
 export interface AuthenticatorOptions {
@@ -60,7 +59,7 @@ export class Authenticator {
 
   authenticate = (bearer: string): Principal | null => {
     if (bearer.length > MAX_BEARER_CHARS) return null;
-    const digest = Buffer.from(sha256Hex(bearer), "hex");
+    const digest = new Bun.CryptoHasher("sha256").update(bearer).digest();
     if (timingSafeEqual(digest, this.systemKeyDigest)) return this.systemPrincipal;
     if (!isWellFormedToken(bearer)) return null;
     const row = this.byHash.get(hashToken(bearer));

@@ -23,7 +23,11 @@ const box = (value: unknown): unknown => (typeof value === "object" && value !==
 
 async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  if (declared !== null) {
+    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+    // Bun enforces Content-Length, so the body cannot outgrow what was declared.
+    return new Uint8Array(await request.arrayBuffer());
+  }
   if (request.body === null) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let size = 0;
