@@ -2,8 +2,11 @@
  * `npm run server`: configuration from the environment, one clear line per bad value, and a
  * graceful stop on SIGINT/SIGTERM that flushes what was written behind.
  */
-import { loadConfig } from "./config.ts";
-import { startServer } from "./start.ts";
+// Elysia serves Bun's development error page (with source lines) unless this is production.
+process.env.NODE_ENV ??= "production";
+
+const { loadConfig } = await import("./config.ts");
+const { startServer } = await import("./start.ts");
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {

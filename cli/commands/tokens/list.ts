@@ -1,0 +1,52 @@
+/** `health tokens list`: every token of the organization, revoked ones kept and marked for audit. */
+import { defineCommand } from "citty";
+import { callServer } from "../../lib/api.ts";
+import { requireSession } from "../../lib/auth.ts";
+import { out, print, printJson, shortTime, table } from "../../lib/output.ts";
+import { tokenFailure } from "../../lib/tokens.ts";
+
+export default defineCommand({
+  meta: {
+    name: "list",
+    description: `List the API tokens of your organization, revoked ones included.
+
+Columns: id, name, prefix…last four, scopes, created, last used, status. Revoked tokens stay in
+the list for audit, marked "revoked <date>" (and struck through when colour is on).
+
+Examples:
+  health tokens list
+  health tokens list --json`,
+  },
+  args: {
+    server: { type: "string", description: "Server URL", valueHint: "url" },
+    json: { type: "boolean", description: "Print JSON" },
+  },
+  async run({ args }) {
+    const { server, client } = requireSession(args.server);
+    const tokens = await callServer(server, () => client.tokens.list.query(), tokenFailure);
+    if (args.json === true) {
+      printJson(tokens);
+      return;
+    }
+    if (tokens.length === 0) {
+      print("No tokens yet. Create one with health tokens create --name <name> --scope <scope>");
+      return;
+    }
+    const s = out();
+    const rows = tokens.map((t) => [
+      t.id,
+      t.name,
+      `${t.prefix}…${t.lastFour}`,
+      t.scopes.join(","),
+      shortTime(t.createdAt),
+      shortTime(t.lastUsedAt),
+      t.revokedAt === null ? "active" : `revoked ${shortTime(t.revokedAt)}`,
+    ]);
+    print(
+      table(["ID", "NAME", "TOKEN", "SCOPES", "CREATED", "LAST USED", "STATUS"], rows, {
+        headerStyle: s.bold,
+        style: (index, line) => (tokens[index]?.revokedAt !== null ? s.dim(s.strike(line)) : line),
+      }),
+    );
+  },
+});

@@ -1,0 +1,130 @@
+/** The CLI's surface: help, version, usage errors with suggestions, colour, offline tools. */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import pkg from "../package.json" with { type: "json" };
+import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
+
+// Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
+setDefaultTimeout(20_000);
+
+describe("health: help, version and usage errors", () => {
+  test("--version prints the package version; --help lists the commands with examples", async () => {
+    using dir = tempDir("health-cli-");
+    const version = await cli(["--version"], { cwd: dir, home: dir });
+    expect(version).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+
+    const help = await cli(["--help"], { cwd: dir, home: dir });
+    expect(help.code).toBe(0);
+    for (const command of [
+      "login",
+      "logout",
+      "setup",
+      "whoami",
+      "tokens",
+      "loops",
+      "code",
+      "init",
+      "route",
+      "tools",
+      "agent",
+      "verify",
+    ]) {
+      expect(help.stdout).toContain(command);
+    }
+    expect(help.stdout).toContain("Examples:");
+  });
+
+  test("every command has --help that teaches, with examples", async () => {
+    using dir = tempDir("health-cli-");
+    const commands = [
+      ["login"],
+      ["setup"],
+      ["logout"],
+      ["whoami"],
+      ["tokens", "create"],
+      ["tokens", "list"],
+      ["tokens", "revoke"],
+      ["loops", "list"],
+      ["code"],
+      ["init"],
+      ["route"],
+      ["tools", "list"],
+      ["agent", "build"],
+      ["verify"],
+    ];
+    const results = await Promise.all(commands.map((command) => cli([...command, "--help"], { cwd: dir, home: dir })));
+    results.forEach((result, i) => {
+      expect({ command: commands[i], code: result.code }).toEqual({ command: commands[i], code: 0 });
+      expect(result.stdout).toContain(`health ${commands[i]?.join(" ")}`);
+      expect(result.stdout).toContain("Examples:");
+      expect(result.stdout).toContain("USAGE");
+    });
+  });
+
+  test("an unknown subcommand is a usage error with a suggestion (exit 2)", async () => {
+    using dir = tempDir("health-cli-");
+    const result = await cli(["logn"], { cwd: dir, home: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Unknown command "logn"');
+    expect(result.stderr).toContain("Did you mean `health login`?");
+    expect(result.stderr).toContain("USAGE");
+
+    const nested = await cli(["tokens", "lst"], { cwd: dir, home: dir });
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain("Did you mean `health tokens list`?");
+  });
+
+  test("an unknown option is a usage error with a suggestion (exit 2)", async () => {
+    using dir = tempDir("health-cli-");
+    const result = await cli(["code", "--promt", "build an agent"], { cwd: dir, home: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Unknown option --promt");
+    expect(result.stderr).toContain("Did you mean --prompt?");
+    expect(result.stderr).toContain("USAGE health code");
+  });
+
+  test("missing and invalid arguments print the usage (exit 2)", async () => {
+    using dir = tempDir("health-cli-");
+    const cases = [
+      { args: ["init", "intake"], says: "--channel" },
+      { args: ["init", "intake", "--channel", "pigeon"], says: "pigeon" },
+      { args: ["tokens"], says: "needs a subcommand" },
+      { args: ["code", "--prompt"], says: "--prompt needs a value" },
+      { args: ["verify", "extra"], says: 'Unexpected argument "extra"' },
+      { args: [], says: "needs a subcommand" },
+    ];
+    for (const { args, says } of cases) {
+      const result = await cli(args, { cwd: dir, home: dir });
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr).toContain(says);
+      expect(result.stderr).toContain("USAGE");
+      expect(result.stderr).not.toContain("    at ");
+    }
+  });
+
+  test("NO_COLOR wins over FORCE_COLOR; FORCE_COLOR alone colours", async () => {
+    using dir = tempDir("health-cli-");
+    const plain = await cli(["tools", "list"], { cwd: dir, home: dir, env: { NO_COLOR: "yes", FORCE_COLOR: "1" } });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).not.toContain("\x1b[");
+    const coloured = await cli(["tools", "list"], { cwd: dir, home: dir, env: { NO_COLOR: "", FORCE_COLOR: "1" } });
+    expect(coloured.stdout).toContain("\x1b[1m");
+  });
+});
+
+describe("health tools list", () => {
+  test("lists the durable steps and the built-in integrations, offline", async () => {
+    using dir = tempDir("health-cli-");
+    const result = await cli(["tools", "list", "--json"], {
+      cwd: dir,
+      home: dir,
+      env: { HEALTH_URL: "http://127.0.0.1:9" },
+    });
+    expect(result.code).toBe(0);
+    const tools = json<Array<{ name: string; kind: string }>>(result);
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["step.do", "step.sleep", "step.sleepUntil", "sendSms", "scheduleCallback"]),
+    );
+    const table = await cli(["tools", "list"], { cwd: dir, home: dir });
+    expect(table.stdout.split("\n")[0]).toMatch(/^TOOL\s+KIND\s+FROM\s+WHAT IT DOES$/);
+  });
+});
