@@ -1,21 +1,26 @@
 /**
  * Intent classification of a builder's prompt. It runs on every planning request (server) and
- * every turn (CLI), so it is a handful of regular expressions compiled once at module load, each
- * one pass over the text, and never throws.
+ * every turn (CLI), so it is three regular expressions compiled at module load (the clinical
+ * rules, the anchored explain rule, and all builder rules in one alternation), about two scans of
+ * the text in all, and it never throws.
  *
  * Rules, first match wins (all case-insensitive):
  *  1. clinical_blocked: the prompt asks for clinical judgement about a patient, or for an agent
- *     that would make it. That is: diagnosing (diagnose, diagnosis, prognosis, differential);
- *     treatment recommendations (recommend a treatment or drug, treatment plan or options, how to
- *     treat); prescribing or dosing (prescribe, dose, dosage, dosing, titrate, "how many mg");
- *     medication advice ("should I take", "safe to take", drug interactions, "which medication
- *     should"); interpreting a patient's symptoms or results (interpret/read/explain labs, imaging,
- *     vitals or symptoms, "what could be causing", "what do these symptoms mean", "what's wrong
- *     with", a patient who "has" or "presents with" a symptom); and benefit or insurance
- *     eligibility verification (benefits verification, "verify the patient's eligibility", "is
- *     the patient covered"). Bare domain nouns a builder uses ("intake", "triage-routing loop",
- *     "prescription refill requests", "lab result notifications", "test coverage") are NOT
- *     clinical: routing, scheduling and messaging work is operations, not advice.
+ *     that would make it:
+ *     - diagnosis: diagnose, diagnosis, prognosis ("diagnose why my loop fails" is debugging);
+ *     - treatment recommendations: recommend a treatment or drug, treatment plan or options,
+ *       how to treat;
+ *     - prescribing or dosing: prescribe, dose, dosage, dosing, titrate, "how many mg";
+ *     - medication advice: "should I take", "safe to take", drug interactions, "which
+ *       medication should";
+ *     - interpreting a patient's symptoms or results: interpret or review labs, imaging, vitals
+ *       or symptoms, "what could be causing", "what do these symptoms mean", "what's wrong with",
+ *       a patient who "has" or "presents with" a symptom;
+ *     - benefit or insurance eligibility verification: benefits verification, "verify the
+ *       patient's eligibility", "is the patient covered".
+ *     Bare domain nouns a builder uses ("intake", "triage-routing loop", "prescription refill
+ *     requests", "lab result notifications", "test coverage") are not clinical: routing,
+ *     scheduling and messaging are operations, not advice.
  *  2. explain: a question about health itself ("explain …", "what is a loop", "how does routing
  *     work", "help").
  *  3. list_tools: "list tools", "which tools are available", "tools list".
@@ -58,7 +63,7 @@ const clinicalSources = [
   String.raw`diagnos(?:e|es|ed|ing)\b(?! ${DEBUG_OBJECT})`,
   String.raw`diagnos(?:is|es|ises|tician)\b`,
   String.raw`prognos(?:is|es|tic)\b`,
-  String.raw`diagnostic (?:agent|bot|assistant|ai|model|advice|reasoning|opinion|suggestions?)`,
+  `diagnostic (?:agent|bot|assistant|ai|model|advice|reasoning|opinion|suggestions?)`,
   // Treatment recommendations.
   String.raw`recommend\w* (?:a |an |the |some |which )?(?:treatments?|therap(?:y|ies)|doses?|dosages?|prescriptions?|${MEDS})\b`,
   String.raw`treatment (?:plans?|recommendations?|options?|advice|decisions?)\b`,
@@ -99,59 +104,55 @@ const clinicalSources = [
  * Rules are written with single spaces for readability; any run of whitespace matches one, so
  * "treatment\n  plan" cannot slip past the boundary.
  */
-function compile(source: string): RegExp {
-  return new RegExp(source.replaceAll(" ", String.raw`\s+`), "i");
+function compile(source: string, flags = "i"): RegExp {
+  return new RegExp(source.replaceAll(" ", String.raw`\s+`), flags);
 }
-
-const CLINICAL = compile(String.raw`\b(?:${clinicalSources.join("|")})`);
 
 const EXPLAIN = compile(
   String.raw`^\s*(?:(?:can|could) you |please )?(?:explain\b|describe\b|tell me about\b|why\b|help\s*[.!?]?\s*$|how (?:does|do) .{0,80}\bwork\b|what(?:['’]s| is| are| does| do) (?:a |an |the )?(?:health|loops?|routes?|routing|plans?|tool plans?|manifests?|workspaces?|intents?|gates?|steps?|agents?|commands?|tools?|sanitiz\w*|redact\w*|verify|hosted)\b)`,
 );
 
-const LIST_TOOLS = compile(String.raw`\btools? list\b|\b(?:list|show|which|what|available|enumerate|see)\b[\w\s'’-]{0,30}\btools?\b`);
-
 const BUILD_VERB = "build|create|make|scaffold|spin up|set up|setup|stand up|develop|generate|design|prototype";
 const AGENT_NOUN = "agents?|bots?|chatbots?|assistants?|copilots?";
-const BUILD_AGENT = compile(
-  String.raw`\b(?:${BUILD_VERB})\b(?! (?:my|our|the|this|existing) (?:${AGENT_NOUN}|loop)\b)[\w\s'’-]{0,60}?\b(?:${AGENT_NOUN})\b`,
-);
-
-const BUILD_LOOP = compile(
-  String.raw`\b(?:deploy\w*|redeploy\w*|ship|publish\w*|release|go live|compile|rebuild|agent build)\b|\bbuild (?:my|our|the|this|existing) (?:loop|agent)\b`,
-);
-
-const CONFIGURE_ROUTE = compile(
-  String.raw`\b(?:rout(?:e|es|ed|ing)|router|forward\w*|escalat\w*|hand(?: )?offs?|hand (?:it |them )?off|dispatch\w*)\b`,
-);
-
-const VERIFY = compile(
-  String.raw`\b(?:verif(?:y|ies|ying|ication)|validat\w*|check(?!-?in\b)\w*|lint\w*|tests?|testing|evals?|evaluat\w*|doctor|sanity)\b`,
-);
-
-const AUTHENTICATE = compile(
-  String.raw`\b(?:log(?: )?in|log me in|sign(?: )?in|sign me in|authenticat\w*|re-?auth\w*|credentials?|api(?:-| )?keys?|access tokens?|(?:my|a|the|cli|system) (?:token|key))\b`,
-);
-
-/** Builder rules 3 to 8 in priority order; they are matched together in one pass. */
-const builderRules: ReadonlyArray<readonly [RegExp, Intent]> = [
-  [LIST_TOOLS, "list_tools"],
-  [BUILD_AGENT, "build_agent"],
-  [BUILD_LOOP, "build_loop"],
-  [CONFIGURE_ROUTE, "configure_route"],
-  [VERIFY, "verify_workspace"],
-  [AUTHENTICATE, "authenticate"],
-];
 
 /**
- * One alternation of all builder rules with a shared leading `\b`: one scan of the text instead
- * of six (the engine otherwise retries every rule at every word). The group that matched says
- * which rule fired; the lowest rule number over all matches wins.
+ * Builder rules 3 to 8 in priority order. Each consumes little more than its keyword (what must
+ * follow is in a lookahead), so in the shared scan one match does not hide another rule's keyword.
  */
-const BUILDER = new RegExp(
-  String.raw`\b(?:${builderRules.map(([pattern], i) => `(?<r${i}>${pattern.source.replace(/^\\b/, "")})`).join("|")})`,
-  "gi",
-);
+const builderRules: ReadonlyArray<readonly [source: string, intent: Intent]> = [
+  [
+    String.raw`tools? list\b|(?:list|show|which|what|available|enumerate|see)\b(?=[\w\s'’-]{0,30}\btools?\b)`,
+    "list_tools",
+  ],
+  [
+    String.raw`(?:${BUILD_VERB})\b(?! (?:my|our|the|this|existing) (?:${AGENT_NOUN}|loop)\b)(?=[\w\s'’-]{0,60}?\b(?:${AGENT_NOUN})\b)`,
+    "build_agent",
+  ],
+  [
+    String.raw`(?:deploy\w*|redeploy\w*|ship|publish\w*|release|go live|compile|rebuild|agent build)\b|build (?:my|our|the|this|existing) (?:loop|agent)\b`,
+    "build_loop",
+  ],
+  [
+    String.raw`(?:rout(?:e|es|ed|ing)|router|forward\w*|escalat\w*|hand(?: )?offs?|hand (?:it |them )?off|dispatch\w*)\b`,
+    "configure_route",
+  ],
+  [
+    String.raw`(?:verif(?:y|ies|ying|ication)|validat\w*|check(?!-?in\b)\w*|lint\w*|tests?|testing|evals?|evaluat\w*|doctor|sanity)\b`,
+    "verify_workspace",
+  ],
+  [
+    String.raw`(?:log(?: )?in|log me in|sign(?: )?in|sign me in|authenticat\w*|re-?auth\w*|credentials?|api(?:-| )?keys?|access tokens?|(?:my|a|the|cli|system) (?:token|key))\b`,
+    "authenticate",
+  ],
+];
+
+const CLINICAL = compile(String.raw`\b(?:${clinicalSources.join("|")})`);
+
+/**
+ * All builder rules in one alternation behind a shared `\b`: the engine visits each word once
+ * instead of once per rule. Group `rN` says builder rule N fired; the lowest N wins.
+ */
+const BUILDER = compile(String.raw`\b(?:${builderRules.map(([source], i) => `(?<r${i}>${source})`).join("|")})`, "gi");
 
 /**
  * Prompts are ASCII in the common case. Anything else is folded first (NFKC, curly quotes,
@@ -160,20 +161,15 @@ const BUILDER = new RegExp(
 function normalize(prompt: string): string {
   const text = prompt.slice(0, MAX_CLASSIFIED_CHARS);
   if (!/[^\x00-\x7f]/.test(text)) return text;
-  return text.normalize("NFKC").replace(/\p{Cf}/gu, "").replace(/[‘’ʼ]/g, "'");
+  return text
+    .normalize("NFKC")
+    .replace(/\p{Cf}/gu, "")
+    .replace(/[‘’ʼ]/g, "'");
 }
 
+/** True when the prompt asks for clinical advice (rule 1 alone). */
 export function isClinical(prompt: string): boolean {
-  return CLINICAL.test(normalize(prompt));
-}
-
-function builderIntent(text: string): Intent {
-  let best = builderRules.length;
-  BUILDER.lastIndex = 0;
-  for (let m = BUILDER.exec(text); m !== null && best > 0; m = BUILDER.exec(text)) {
-    best = Math.min(best, firedRule(m.groups));
-  }
-  return builderRules[best]?.[1] ?? "build_agent";
+  return typeof prompt !== "string" || CLINICAL.test(normalize(prompt));
 }
 
 function firedRule(groups: Record<string, string | undefined> | undefined): number {
@@ -181,6 +177,15 @@ function firedRule(groups: Record<string, string | undefined> | undefined): numb
     if (groups?.[`r${i}`] !== undefined) return i;
   }
   return builderRules.length;
+}
+
+function builderIntent(text: string): Intent {
+  let best = builderRules.length;
+  BUILDER.lastIndex = 0;
+  for (let match = BUILDER.exec(text); match !== null && best > 0; match = BUILDER.exec(text)) {
+    best = Math.min(best, firedRule(match.groups));
+  }
+  return builderRules[best]?.[1] ?? "build_agent";
 }
 
 export function classify(prompt: string): Intent {

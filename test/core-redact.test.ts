@@ -1,0 +1,392 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { containsIdentifiers, findIdentifiers, identifierKinds, placeholder, redact } from "../core/redact.ts";
+
+const examples: ReadonlyArray<readonly [string, string]> = [
+  // Names with titles or labels.
+  ["Mr. John Smith called", "Mr. [NAME] called"],
+  ["ask Dr. Jane Q. Public", "ask Dr. [NAME]"],
+  ["Mrs O'Brien and Ms. McDonald", "Mrs [NAME] and Ms. [NAME]"],
+  ["patient John Smith was seen", "patient [NAME] was seen"],
+  ["a patient named Maria", "a patient named [NAME]"],
+  ["Patient name: JOHN SMITH", "Patient name: [NAME]"],
+  ["Patient: Maria Garcia, seen today", "Patient: [NAME], seen today"],
+  ["my name is Ada Lovelace", "my name is [NAME]"],
+  // SSN.
+  ["SSN 123-45-6789", "SSN [SSN]"],
+  ["ssn: 123456789", "ssn: [SSN]"],
+  ["social security number is 123 45 6789", "social security number is [SSN]"],
+  ["id 123-45-6789 on file", "id [SSN] on file"],
+  // MRN.
+  ["MRN: 00123456", "MRN: [MRN]"],
+  ["MRN#A-778812", "MRN#[MRN]"],
+  ["medical record number 4455667", "medical record number [MRN]"],
+  // Dates of birth, many formats, and other dates.
+  ["DOB: 03/14/1980", "DOB: [DOB]"],
+  ["D.O.B. 1980-03-14", "D.O.B. [DOB]"],
+  ["date of birth March 14, 1980", "date of birth [DOB]"],
+  ["born on 14th of March 1980", "born on [DOB]"],
+  ["born 19800314", "born [DOB]"],
+  ["DOB 3.14.80", "DOB [DOB]"],
+  ["admitted 01/02/2024, discharged Jan 5", "admitted [DATE], discharged [DATE]"],
+  ["seen on 2024-05-01.", "seen on [DATE]."],
+  // Ages over 89.
+  ["a 92-year-old woman", "a [AGE] woman"],
+  ["age: 97", "age: [AGE]"],
+  // Phones and faxes.
+  ["call (555) 123-4567", "call [PHONE]"],
+  ["555-123-4567 or 555.123.4567", "[PHONE] or [PHONE]"],
+  ["+1 555 123 4567 ext. 89", "[PHONE]"],
+  ["mobile 5551234567", "mobile [PHONE]"],
+  ["call me at 555-1234", "call me at [PHONE]"],
+  ["+44 20 7946 0958", "[PHONE]"],
+  ["fax: 555-987-6543", "fax: [FAX]"],
+  ["Fax number (555) 987 6543", "Fax number [FAX]"],
+  // Email.
+  ["mail jane.doe+intake@example.org now", "mail [EMAIL] now"],
+  // Addresses and ZIP codes.
+  ["lives at 123 Main St, Apt 4B", "lives at [ADDRESS]"],
+  ["12 north elm street", "[ADDRESS]"],
+  ["Apt 4", "[ADDRESS]"],
+  ["PO Box 1234", "[ADDRESS]"],
+  ["Springfield, IL 62704", "[ADDRESS], IL [ZIP]"],
+  ["zip 90210", "zip [ZIP]"],
+  ["ZIP code: 90210-1234", "ZIP code: [ZIP]"],
+  ["sent to 02139-4307", "sent to [ZIP]"],
+  // Member, policy, account and other numbers.
+  ["member ID: ABC123456", "member ID: [MEMBER_ID]"],
+  ["policy number XZ-99812", "policy number [MEMBER_ID]"],
+  ["Medicare ID 1EG4TE5MK73", "Medicare ID [MEMBER_ID]"],
+  ["account # 99887766", "account # [ACCOUNT]"],
+  ["card 4111 1111 1111 1111", "card [ACCOUNT]"],
+  ["driver's license D1234567", "driver's license [LICENSE]"],
+  ["serial number SN-55123", "serial number [DEVICE_ID]"],
+  ["MAC 00:1a:2b:3c:4d:5e", "MAC [DEVICE_ID]"],
+  ["VIN 1HGCM82633A004352", "VIN [VEHICLE]"],
+  // Network identifiers.
+  ["from 192.168.1.20", "from [IP]"],
+  ["from 2001:db8::8a2e:370:7334", "from [IP]"],
+  ["from ::ffff:10.0.0.1", "from [IP]"],
+  ["see https://portal.example.com/patients/12345", "see [URL]"],
+  ["see https://example.com/lookup?mrn=abc.", "see [URL]."],
+  ["see www.example.org/p/42/chart", "see [URL]"],
+  ["see https://user:secret@example.com/", "see [URL]"],
+];
+
+/** Ordinary builder text that must come out unchanged. */
+const benign: readonly string[] = [
+  "build an intake agent for our clinic's SMS line",
+  "route intake forms to front-desk staff",
+  "set up eval design for our triage-routing loop",
+  "run 3 steps at 20 per minute and 200 per day",
+  "loop_intake v0 on planner-v0, version 1.2.3 or 10.4.12",
+  "PORT 3000, timeout 30000 ms, HTTP 429, RFC 9457, UTF-8, sha256",
+  "see https://example.com/docs and https://api.example.com/v1/plans",
+  "http://127.0.0.1:3000/cli/code/sessions and ::1",
+  "std::vector and Foo::Bar in the adapter; meeting at 10:30:00",
+  "route to staff; MS Teams; 200 ms Timeout; agent name: Intake Bot",
+  'health route --task intake --prompt "Handle intake" --save --name intake-sms',
+  "3 way handshake, 2 loops, Step 4 of 5, 1/2 of the team",
+  "[NAME] [SSN] [MRN] [DOB] [PHONE] [FAX] [EMAIL] [ADDRESS] [ZIP] [MEMBER_ID] [ACCOUNT] [IP] [URL]",
+  "",
+];
+
+describe("redact: examples", () => {
+  test.each(examples)("%p → %p", (input, output) => {
+    expect(redact(input)).toBe(output);
+  });
+
+  test.each(benign)("builder text stays: %p", (text) => {
+    expect(redact(text)).toBe(text);
+    expect(containsIdentifiers(text)).toBe(false);
+  });
+
+  test("every kind has an upper-case placeholder", () => {
+    for (const kind of identifierKinds) expect(placeholder(kind)).toMatch(/^\[[A-Z_]+\]$/);
+  });
+
+  test("findIdentifiers reports kinds and offsets of the values", () => {
+    const text = "MRN 1234567, call 555-123-4567";
+    expect(findIdentifiers(text)).toEqual([
+      { kind: "mrn", start: 4, end: 11 },
+      { kind: "phone", start: 18, end: 30 },
+    ]);
+  });
+
+  test("a full record", () => {
+    const record =
+      "Patient John Smith, DOB: 03/14/1980, MRN 12345678, SSN 123-45-6789, lives at 123 Main St, Springfield, IL 62704, call (555) 123-4567 or email john@example.com from 10.0.0.7.";
+    expect(redact(record)).toBe(
+      "Patient [NAME], DOB: [DOB], MRN [MRN], SSN [SSN], lives at [ADDRESS], [ADDRESS], IL [ZIP], call [PHONE] or email [EMAIL] from [IP].",
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Generated identifiers.
+
+const digits = (n: number) =>
+  fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(""));
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+const ssn = fc
+  .tuple(
+    fc.integer({ min: 1, max: 899 }),
+    fc.integer({ min: 1, max: 99 }),
+    fc.integer({ min: 1, max: 9999 }),
+    fc.boolean(),
+  )
+  .map(([a, b, c, labelled]) =>
+    labelled
+      ? { label: "SSN: ", value: `${pad(a, 3)}${pad(b, 2)}${pad(c, 4)}`, kind: "SSN" }
+      : { label: "", value: `${pad(a, 3)}-${pad(b, 2)}-${pad(c, 4)}`, kind: "SSN" },
+  );
+
+const phone = fc
+  .tuple(
+    fc.integer({ min: 200, max: 999 }),
+    fc.integer({ min: 200, max: 999 }),
+    digits(4),
+    fc.integer({ min: 0, max: 4 }),
+  )
+  .map(([area, exchange, line, format]) => {
+    const forms = [
+      `(${area}) ${exchange}-${line}`,
+      `${area}-${exchange}-${line}`,
+      `${area}.${exchange}.${line}`,
+      `+1 ${area} ${exchange} ${line}`,
+      `${area}${exchange}${line}`,
+    ];
+    return { label: "", value: forms[format] ?? forms[0] ?? "", kind: "PHONE" };
+  });
+
+const email = fc.emailAddress().map((value) => ({ label: "", value, kind: "EMAIL" }));
+
+const mrn = fc
+  .tuple(
+    fc.constantFrom("MRN: ", "MRN ", "MRN #", "Medical record number ", "chart no. "),
+    fc.stringMatching(/^[A-Z]{0,3}[0-9]{4,10}$/),
+  )
+  .map(([label, value]) => ({ label, value, kind: "MRN" }));
+
+const ipv4 = fc
+  .ipV4()
+  .filter((ip) => ip !== "127.0.0.1" && ip !== "0.0.0.0")
+  .map((value) => ({ label: "", value, kind: "IP" }));
+
+/** "::" and "::1" identify no one; "ab::cd"-like forms without a digit read as code and stay. */
+const ipv6 = fc
+  .ipV6()
+  .filter((ip) => ip !== "::" && ip !== "::1" && (/\d/.test(ip) || ip.split(":").length > 3))
+  .map((value) => ({ label: "", value, kind: "IP" }));
+
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+const dob = fc
+  .tuple(
+    fc.constantFrom(
+      "DOB: ",
+      "DOB ",
+      "D.O.B. ",
+      "Date of birth: ",
+      "date of birth ",
+      "born on ",
+      "Born ",
+      "birthdate: ",
+    ),
+    fc.integer({ min: 1900, max: 2025 }),
+    fc.integer({ min: 1, max: 12 }),
+    fc.integer({ min: 1, max: 28 }),
+    fc.integer({ min: 0, max: 5 }),
+  )
+  .map(([label, y, m, d, format]) => {
+    const month = MONTHS[m - 1] ?? "March";
+    const forms = [
+      `${pad(m, 2)}/${pad(d, 2)}/${y}`,
+      `${y}-${pad(m, 2)}-${pad(d, 2)}`,
+      `${month} ${d}, ${y}`,
+      `${d} ${month} ${y}`,
+      `${y}${pad(m, 2)}${pad(d, 2)}`,
+      `${m}-${d}-${y}`,
+    ];
+    return { label, value: forms[format] ?? forms[0] ?? "", kind: "DOB" };
+  });
+
+const identifier = fc.oneof(ssn, phone, email, mrn, ipv4, ipv6, dob);
+
+const BUILDER_WORDS = [
+  "build",
+  "an",
+  "intake",
+  "agent",
+  "for",
+  "our",
+  "clinic's",
+  "SMS",
+  "line",
+  "route",
+  "to",
+  "front-desk",
+  "staff",
+  "loop_intake",
+  "v0",
+  "3",
+  "steps",
+  "20",
+  "per",
+  "minute",
+  "verify",
+  "workspace",
+  "tools",
+  "list",
+  "deploy",
+  "the",
+  "and",
+  "with",
+  "eval",
+  "design",
+  "triage-routing",
+  "loop",
+  "version",
+  "1.2.3",
+];
+const builderText = fc.array(fc.constantFrom(...BUILDER_WORDS), { maxLength: 25 }).map((words) => words.join(" "));
+
+describe("redact: properties", () => {
+  test("generated identifiers in builder text become exactly their placeholder", () => {
+    fc.assert(
+      fc.property(builderText, identifier, builderText, (before, id, after) => {
+        const text = `${before} ${id.label}${id.value}. ${after}`;
+        expect(redact(text)).toBe(`${before} ${id.label}[${id.kind}]. ${after}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("generated identifiers in random text never survive", () => {
+    const noise = fc.string({ unit: "grapheme-ascii", maxLength: 60 });
+    fc.assert(
+      fc.property(noise, identifier, noise, (before, id, after) => {
+        const out = redact(`${before} ${id.label}${id.value} ${after}`);
+        expect(out.includes(id.value)).toBe(false);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test("redaction is idempotent", () => {
+    const mixed = fc
+      .array(
+        fc.oneof(
+          fc.string({ maxLength: 12 }),
+          fc.constantFrom(...BUILDER_WORDS),
+          identifier.map((id) => id.label + id.value),
+        ),
+        { maxLength: 12 },
+      )
+      .map((parts) => parts.join(" "));
+    fc.assert(
+      fc.property(fc.oneof(mixed, fc.string({ unit: "binary", maxLength: 200 })), (text) => {
+        const once = redact(text);
+        expect(redact(once)).toBe(once);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test("placeholders are never redacted again", () => {
+    const placeholders = identifierKinds.map(placeholder);
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...placeholders, ...BUILDER_WORDS, "SSN:", "MRN", "DOB:", "Dr.", "patient", "fax:"), {
+          maxLength: 20,
+        }),
+        (words) => {
+          const text = words.join(" ");
+          expect(redact(text)).toBe(text);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test("no catastrophic backtracking on long hostile input", () => {
+    const hostile = [
+      "1".repeat(16_000),
+      "1.".repeat(8_000),
+      "1-".repeat(8_000),
+      "a".repeat(16_000),
+      "a@".repeat(8_000),
+      `${"a".repeat(15_000)}@`,
+      "a.".repeat(8_000),
+      `https://${"a".repeat(15_000)}`,
+      "a:".repeat(8_000),
+      "::".repeat(8_000),
+      "Mr. ".repeat(4_000),
+      "Aa ".repeat(5_000),
+      "patient Aa ".repeat(1_400),
+      "DOB: ".repeat(3_000),
+      "member ID ".repeat(1_500),
+      "MRN 1".repeat(3_000),
+      "12 Main ".repeat(2_000),
+      "(555) ".repeat(2_500),
+      "+1 ".repeat(5_000),
+    ];
+    for (const text of hostile) {
+      const started = performance.now();
+      redact(text);
+      expect({ text: text.slice(0, 12), ms: Math.min(performance.now() - started, 1_000) }).toEqual({
+        text: text.slice(0, 12),
+        ms: expect.any(Number),
+      });
+      expect(performance.now() - started).toBeLessThan(1_000);
+    }
+  });
+
+  test("random text made of identifier characters stays fast", () => {
+    const alphabet = fc.constantFrom(
+      "1",
+      "2",
+      ".",
+      "-",
+      ":",
+      "@",
+      "a",
+      "A",
+      " ",
+      "/",
+      "(",
+      ")",
+      "+",
+      "#",
+      "M",
+      "r",
+      "D",
+      "O",
+      "B",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(alphabet, { minLength: 500, maxLength: 2_000 }).map((chars) => chars.join("")),
+        (text) => {
+          const started = performance.now();
+          redact(text);
+          expect(performance.now() - started).toBeLessThan(200);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+});
