@@ -16,7 +16,8 @@ export function isChannel(s: string): s is Channel {
 
 /**
  * What a positional argument or a flag value must look like:
- * - `slug`: a name made of letters, digits, `.`, `_` or `-`, starting with a letter or digit;
+ * - `slug`: a name made of letters, digits, `_` or `-`, starting with a letter or digit (it becomes
+ *   part of a loop id, `loop_<name>`, which allows nothing else);
  * - `channel`: one of `channels`;
  * - `text`: free text (a route prompt), non-empty and bounded; the gate's metacharacter rules
  *   apply to it like to the rest of the command.
@@ -76,8 +77,8 @@ export const commands: readonly CommandSpec[] = [
     path: ["agent", "build"],
     positionals: [],
     flags: {},
-    requiresAuth: true,
-    summary: "build the workspace's agent loop and register it with the server",
+    requiresAuth: false,
+    summary: "type-check and bundle the workspace's loops into .health/build/",
   },
   {
     path: ["verify"],

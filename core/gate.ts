@@ -43,7 +43,7 @@ const METACHARACTERS = /[;&|`$<>]/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** Format characters (zero-width, bidi overrides), line/paragraph separators, spaces other than " ". */
 const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]|(?! )\p{Zs}/u;
-const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 function blocked(reason: string): GateVerdict {
   return { ok: false, reason };
@@ -103,7 +103,7 @@ function checkCharacters(command: string): string | null {
 function checkValue(kind: ValueKind, value: string, what: string): string | null {
   switch (kind) {
     case "slug":
-      return SLUG.test(value) ? null : `${what} must be a name of letters, digits, '.', '_' or '-' (at most 64)`;
+      return SLUG.test(value) ? null : `${what} must be a name of letters, digits, '_' or '-' (at most 64)`;
     case "channel":
       return isChannel(value) ? null : `${what} must be one of ${channels.join(", ")}`;
     case "text":

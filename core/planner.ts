@@ -202,7 +202,7 @@ const steps = {
       `Save the ${routeName(s)} route for ${words(s.task)} requests.`,
     ),
   tools: () => step("tools", "health tools list", "List the tools the agent may call."),
-  build: () => step("build", "health agent build", "Build the agent loop and register it with the server."),
+  build: () => step("build", "health agent build", "Type-check and bundle the loop into .health/build/."),
   verify: () => step("verify", "health verify", "Check the workspace, its manifest and its routes."),
   login: () => step("auth", "health login", "Sign the CLI in; credentials never go into a plan."),
 };
@@ -251,7 +251,7 @@ function buildLoopPlan(s: Subject): DraftPlan {
   return {
     assistant_message: message([
       `**Plan: build and verify ${s.workspace === null ? "the loop" : `\`${s.workspace}\``}**`,
-      "- Build the agent loop and register it with the server (needs `health login`).",
+      "- Type-check and bundle the agent loop into `.health/build/`.",
       "- Verify the workspace afterwards.",
     ]),
     tool_plan: [steps.build(), steps.verify()],

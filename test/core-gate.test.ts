@@ -279,14 +279,15 @@ describe("sanitizeStep", () => {
     });
   });
 
-  test("requires_auth follows the command when the draft forgot it; purpose is cut to 200", () => {
+  test("requires_auth is the draft's claim or the command's own need; purpose is cut to 200", () => {
     const step = sanitizeStep({
       kind: "",
       command: "health agent build",
       purpose: "word ".repeat(100),
-      requires_auth: false,
+      requires_auth: true,
     });
     expect(step.requires_auth).toBe(true);
+    expect(sanitizeStep({ kind: "build", command: "health agent build", purpose: "", requires_auth: false }).requires_auth).toBe(false);
     expect(step.kind).toBe("other");
     expect(step.purpose.length).toBeLessThanOrEqual(200);
     expect(step.purpose.endsWith("…")).toBe(true);

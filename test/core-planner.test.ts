@@ -29,7 +29,7 @@ describe("planLocally: real prompts", () => {
       ["scaffold", false],
       ["route", false],
       ["tools", false],
-      ["build", true],
+      ["build", false],
       ["verify", false],
     ]);
     expect(lines(plan.assistant_message)).toBeLessThanOrEqual(6);

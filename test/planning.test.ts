@@ -324,8 +324,14 @@ describe("nothing leaks", () => {
     {
       await using server = await startTestServer({}, dir);
       expect((await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: prompt }))).status).toBe(200);
-      server.flush();
-      const rows = new Database(server.dbPath).query("SELECT * FROM plan_audit").all();
+      // The row is recorded after the response is sent: wait for it, then read the file.
+      const db = new Database(server.dbPath, { readonly: true });
+      let rows: unknown[] = [];
+      for (const deadline = Date.now() + 5_000; rows.length === 0 && Date.now() < deadline; await Bun.sleep(10)) {
+        server.flush();
+        rows = db.query("SELECT * FROM plan_audit").all();
+      }
+      db.close();
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ company: "system", intent: "build_agent", cache: "miss", status: 200 });
       expect(server.logs.join("\n")).not.toContain(server.systemKey);

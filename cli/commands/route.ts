@@ -9,7 +9,7 @@ import { colorEnabled, print, printJson } from "../lib/output.ts";
 import { NAME_PATTERN, NAME_RULE, type Route, requireManifest, writeManifest } from "../lib/workspace.ts";
 
 /** The gate's slug: what a plan may put after --task. */
-const TASK_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TASK_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_PROMPT_CHARS = 500;
 
 export default defineCommand({
@@ -36,7 +36,7 @@ Examples:
   },
   run({ args }) {
     if (!TASK_PATTERN.test(args.task))
-      throw new UsageError(`--task must be a slug (letters, digits, '.', '_', '-'); got "${args.task}"`);
+      throw new UsageError(`--task must be a slug (letters, digits, '_', '-'); got "${args.task}"`);
     const prompt = args.prompt.trim();
     if (prompt === "") throw new UsageError("--prompt must not be empty");
     if (prompt.length > MAX_PROMPT_CHARS)
