@@ -1,13 +1,36 @@
 /**
- * The servers the planning bench measures, each started in its own process so the driver
- * never competes with them: `bare` is a plain Bun.serve that parses the JSON body and answers
- * a fixed plan; `gateway` is the real server with the whole plugin chain.
+ * The servers the benches measure, each started in its own process so the driver never
+ * competes with them. `bare` is a plain Bun.serve that parses a JSON body (if any) and answers
+ * a fixed JSON; `gateway` is the real server with every plugin. Each prints one line
+ * `READY <url> <json details>`.
+ *
+ * gateway knobs (environment): BENCH_TOKENS=N seeds N API tokens before start (the table-size
+ * bench); BENCH_LOOPS_DIR points HEALTH_LOOPS_DIR at a folder of loops.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ensureDefaultOrganization } from "../server/bootstrap.ts";
 import { loadConfig } from "../server/config.ts";
+import { openDatabase } from "../server/db.ts";
+import { createToken } from "../server/services/tokens.ts";
 import { startServer } from "../server/start.ts";
+
+function seedTokens(dbUrl: string, count: number) {
+  const db = openDatabase(dbUrl);
+  const org = ensureDefaultOrganization(db);
+  const actor = { kind: "system" as const, id: "bench" };
+  const mint = (name: string, scopes: string[]) => createToken(db, { orgId: org.id, name, scopes, actor });
+  db.sqlite.transaction(() => {
+    for (let i = 0; i < Math.max(0, count - 3); i++) mint(`filler-${i}`, ["loop:run"]);
+  })();
+  const valid = mint("bench-cli", ["cli:run"]);
+  const loop = mint("bench-loop", ["loop:run"]);
+  const revoked = mint("bench-revoked", ["cli:run"]);
+  db.sqlite.run("UPDATE api_tokens SET revokedAt = ? WHERE id = ?", [Date.now(), revoked.id]);
+  db.close();
+  return { orgId: org.id, valid: valid.token, loop: loop.token, revoked: revoked.token };
+}
 
 const kind = process.argv[2];
 if (kind === "bare") {
@@ -16,24 +39,27 @@ if (kind === "bare") {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(request) {
-      await request.json();
+      if (request.method === "POST") await request.json();
       return new Response(answer, { headers: { "content-type": "application/json" } });
     },
   });
-  console.log(`READY http://127.0.0.1:${server.port}`);
+  console.log(`READY http://127.0.0.1:${server.port} {}`);
 } else if (kind === "gateway") {
   const dir = mkdtempSync(join(tmpdir(), "health-bench-"));
+  const dbUrl = `file:${join(dir, "bench.db")}`;
+  const tokens = seedTokens(dbUrl, Number(process.env.BENCH_TOKENS ?? "3"));
   const loaded = loadConfig({
     ...process.env,
-    NODE_ENV: "production",
     PORT: "0",
-    HEALTH_DATABASE_URL: `file:${join(dir, "bench.db")}`,
+    HEALTH_DATABASE_URL: dbUrl,
+    HEALTH_LOOPS_DIR: process.env.BENCH_LOOPS_DIR ?? join(dir, "no-loops"),
+    HEALTH_LOOP_CONCURRENCY: "1",
     HEALTH_RATE_LIMIT_PER_MINUTE: "1000000",
     HEALTH_RATE_LIMIT_PER_DAY: "100000000",
   });
   if (!loaded.ok) throw new Error(loaded.problems.join("; "));
   const running = await startServer(loaded.config, { log: () => {} });
-  console.log(`READY ${running.url}`);
+  console.log(`READY ${running.url} ${JSON.stringify(tokens)}`);
 } else {
   console.error("usage: bun bench/targets.ts bare|gateway");
   process.exit(2);

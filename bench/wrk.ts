@@ -1,4 +1,6 @@
 /** Shared bench plumbing: start a target process, run wrk, parse its report. */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import type { Subprocess } from "bun";
 
 export interface WrkResult {
@@ -39,6 +41,8 @@ export async function wrk(
 
 export interface Target {
   url: string;
+  /** What the target printed after its URL (seeded tokens, ids). */
+  details: Record<string, string>;
   proc: Subprocess;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -57,11 +61,12 @@ export async function startTarget(args: string[], env: Record<string, string> = 
     if (done) throw new Error(`target ${args.join(" ")} exited before it was ready`);
     seen += new TextDecoder().decode(value);
   }
-  const url = /READY (\S+)/.exec(seen)?.[1];
-  if (!url) throw new Error(`target printed ${seen}`);
+  const ready = /READY (\S+) (.*)/.exec(seen);
+  if (!ready?.[1]) throw new Error(`target printed ${seen}`);
   reader.releaseLock();
   return {
-    url,
+    url: ready[1],
+    details: JSON.parse(ready[2] ?? "{}"),
     proc,
     async [Symbol.asyncDispose]() {
       proc.kill();
@@ -69,3 +74,25 @@ export async function startTarget(args: string[], env: Record<string, string> = 
     },
   };
 }
+
+/** Writes a wrk Lua script that sends one fixed request; returns its path. */
+export function requestScript(
+  name: string,
+  request: { method: string; body?: string; headers?: Record<string, string> },
+): string {
+  const lines = [`wrk.method = ${JSON.stringify(request.method)}`];
+  if (request.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(request.body)}`);
+  for (const [key, value] of Object.entries(request.headers ?? {})) {
+    lines.push(`wrk.headers[${JSON.stringify(key)}] = ${JSON.stringify(value)}`);
+  }
+  const path = `${tmpdir()}/health-bench-${name}.lua`;
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return path;
+}
+
+export function formatRow(name: string, r: WrkResult, baseline?: WrkResult): string {
+  const ratio = baseline ? `${((r.requestsPerSecond / baseline.requestsPerSecond) * 100).toFixed(1)}%` : "";
+  return `| ${name} | ${Math.round(r.requestsPerSecond).toLocaleString("en-US")} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.non2xx} | ${ratio} |`;
+}
+
+export const TABLE_HEAD = "| target | req/s | p50 ms | p99 ms | non-2xx | of bare |\n|---|---|---|---|---|---|";

@@ -13,6 +13,7 @@ import { rateLimit } from "../plugins/rate-limit.ts";
 import { safetyGate } from "../plugins/safety-gate.ts";
 import { sanitizer } from "../plugins/sanitizer.ts";
 import { planningRequestSchema } from "../schema/wire.ts";
+import { adminConsole } from "./admin.ts";
 import type { AuditLog } from "./audit-log.ts";
 import type { Authenticator } from "./authenticator.ts";
 import { jsonBody } from "./body.ts";
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps) {
     .use(context)
     .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
     .get("/openapi.json", () => openApiDocument())
+    .use(adminConsole())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
     .use(loopRoutes({ ...deps, authenticate: deps.authenticator.authenticate }))

@@ -40,6 +40,7 @@ export const configSchema = v.pipe(
       v.pipe(v.string(), v.minLength(12, "HEALTH_ADMIN_PASSWORD must be at least 12 characters")),
     ),
     HEALTH_LOOPS_DIR: v.optional(v.pipe(v.string(), v.nonEmpty()), "loops"),
+    HEALTH_LOOP_CONCURRENCY: integer("HEALTH_LOOP_CONCURRENCY", 1, 256, 4),
     HEALTH_RATE_LIMIT_PER_MINUTE: integer("HEALTH_RATE_LIMIT_PER_MINUTE", 1, 1_000_000, 20),
     HEALTH_RATE_LIMIT_PER_DAY: integer("HEALTH_RATE_LIMIT_PER_DAY", 1, 100_000_000, 200),
   }),

@@ -1,7 +1,8 @@
 /**
  * The trigger endpoint (spec 4.2) and run read-back. Order: auth (token, organization and
  * scope, via the one authorization function) → idempotency → the route. The run row, and the
- * Idempotency-Key record when one was sent, commit in one transaction before the 202.
+ * Idempotency-Key record when one was sent, commit in one transaction before the 202; triggers
+ * arriving together share that commit (group commit).
  */
 import { Elysia } from "elysia";
 import type { Engine } from "../core/loop/engine.ts";
@@ -9,6 +10,7 @@ import { auth } from "../plugins/auth.ts";
 import { idempotency } from "../plugins/idempotency.ts";
 import { bodyValue, jsonBody } from "./body.ts";
 import type { Db } from "./db.ts";
+import { GroupCommit } from "./group-commit.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 import type { LoopCatalog } from "./loop-catalog.ts";
 import { HttpProblem } from "./problem.ts";
@@ -42,6 +44,7 @@ export function jsonDepth(value: unknown): number {
 const notFound = (what: string) => new HttpProblem("not_found", `No ${what} in this organization`);
 
 export function loopRoutes(deps: LoopRoutesDeps) {
+  const commits = new GroupCommit(deps.db.sqlite);
   return new Elysia()
     .use(
       auth({
@@ -57,7 +60,7 @@ export function loopRoutes(deps: LoopRoutesDeps) {
     .use(idempotency({ store: deps.idempotency }))
     .post(
       "/loop/:orgId/:loopId",
-      function triggerRun({ params, body, state, set }) {
+      async function triggerRun({ params, body, state, set }) {
         const principal = state.principal;
         if (principal === undefined) throw new HttpProblem("internal", "trigger ran before auth");
         if (deps.catalog.get(params.orgId, params.loopId) === undefined) throw notFound(`loop ${params.loopId}`);
@@ -65,7 +68,7 @@ export function loopRoutes(deps: LoopRoutesDeps) {
         if (jsonDepth(input) > MAX_JSON_DEPTH) {
           throw new HttpProblem("invalid_request", `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
         }
-        const started = deps.db.sqlite.transaction(() => {
+        const started = await commits.run(() => {
           const run = deps.engine.enqueue({
             orgId: params.orgId,
             loopId: params.loopId,
@@ -78,7 +81,7 @@ export function loopRoutes(deps: LoopRoutesDeps) {
             state.idempotency = undefined;
           }
           return run;
-        })();
+        });
         set.status = 202;
         return started;
       },

@@ -81,7 +81,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
   for (const problem of loaded.errors) log(`Loop module ${problem.file} skipped: ${problem.message}`);
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops);
-  const engine = createEngine({ sqlite: db.sqlite, loops: catalog.all, logger: engineLogger(log) });
+  const engine = createEngine({
+    sqlite: db.sqlite,
+    loops: catalog.all,
+    concurrency: config.HEALTH_LOOP_CONCURRENCY,
+    logger: engineLogger(log),
+  });
   const app = createApp({
     authenticator,
     rateLimits,

@@ -1,0 +1,389 @@
+/**
+ * The admin console end to end: a real server, Debian's Chromium, and the screens an admin
+ * works through in order (sign in, tokens, loops, runs). The tests share one signed-in page and
+ * run in file order, like a person would. Screenshots land in test/artifacts/console/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { ADMIN_CSP } from "../server/admin.ts";
+import { hasChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
+import { ADMIN, adminEnv, signIn } from "./support/trpc.ts";
+
+const FIXTURES = join(import.meta.dir, "fixtures", "loops");
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: FIXTURES });
+});
+
+afterAll(async () => {
+  await server[Symbol.asyncDispose]();
+});
+
+function trigger(token: string, loopId: string, body?: unknown): Promise<Response> {
+  return fetch(`${server.url}/loop/${server.defaultOrg.id}/${loopId}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+const mainNav = (page: Page) => page.getByRole("navigation", { name: "Main" });
+
+const SECURITY_HEADERS = [
+  "content-security-policy",
+  "x-content-type-options",
+  "referrer-policy",
+  "x-frame-options",
+] as const;
+
+function securityHeadersOf(response: Response): Record<string, string | null> {
+  return Object.fromEntries(SECURITY_HEADERS.map((name) => [name, response.headers.get(name)]));
+}
+
+describe("serving /admin", () => {
+  test("the index and its assets carry a strict CSP and security headers, with no inline script or style", async () => {
+    const index = await fetch(`${server.url}/admin`);
+    const html = await index.text();
+    const expected = {
+      "content-security-policy": ADMIN_CSP,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+    };
+    expect({ status: index.status, type: index.headers.get("content-type"), ...securityHeadersOf(index) }).toEqual({
+      status: 200,
+      type: "text/html;charset=utf-8",
+      ...expected,
+    });
+    expect(ADMIN_CSP).toContain("script-src 'self';");
+    expect(ADMIN_CSP).not.toContain("unsafe-inline");
+    expect(ADMIN_CSP).toContain("frame-ancestors 'none'");
+    // Every script is an external file and no element carries a style attribute.
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=/);
+
+    const assets = [...html.matchAll(/(?:src|href)="(\/admin\/assets\/[^"]+)"/g)].map((match) => match[1] ?? "");
+    expect(assets.some((path) => path.endsWith(".js"))).toBe(true);
+    expect(assets.some((path) => path.endsWith(".css"))).toBe(true);
+    for (const path of assets) {
+      const asset = await fetch(`${server.url}${path}`);
+      expect({ path, status: asset.status, ...securityHeadersOf(asset) }).toEqual({ path, status: 200, ...expected });
+      expect(asset.headers.get("cache-control")).toContain("immutable");
+      // The console has no reason to touch web storage: nothing secret can end up there.
+      if (path.endsWith(".js")) expect(await asset.text()).not.toMatch(/localStorage|sessionStorage/);
+    }
+  });
+
+  test("deep links serve the index; unknown assets are 404 problems", async () => {
+    const index = await (await fetch(`${server.url}/admin`)).text();
+    for (const path of ["/admin/", "/admin/runs/run_abc123", "/admin/settings/tokens", "/admin/loops/loop_echo"]) {
+      const response = await fetch(`${server.url}${path}`);
+      expect({ path, status: response.status, body: await response.text() }).toEqual({
+        path,
+        status: 200,
+        body: index,
+      });
+    }
+    const missing = await fetch(`${server.url}/admin/assets/nope.js`);
+    expect({
+      status: missing.status,
+      type: missing.headers.get("content-type"),
+      csp: missing.headers.get("content-security-policy"),
+    }).toEqual({ status: 404, type: "application/problem+json", csp: ADMIN_CSP });
+  });
+});
+
+describe.skipIf(!hasChromium)("the console in Chromium", () => {
+  let browser: TestBrowser;
+  // Carried from test to test, as an admin would carry them from screen to screen.
+  let token = "";
+  let tokenRunId = "";
+  let uiRunId = "";
+
+  beforeAll(async () => {
+    browser = await launchBrowser({ artifacts: "console" });
+  });
+
+  afterAll(async () => {
+    await browser?.[Symbol.asyncDispose]();
+  });
+
+  test("signs in from a deep link and lands on the requested screen, with an httpOnly SameSite=Strict cookie", async () => {
+    const { page, context } = browser;
+    await page.goto(`${server.url}/admin/settings/tokens`);
+    await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+    await browser.screenshot("01-sign-in");
+
+    await page.getByLabel("Email").fill(ADMIN.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "Wrong email or password" }).waitFor();
+
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor();
+
+    const session = (await context.cookies(server.url)).find((cookie) => cookie.name === "health_session");
+    expect({ httpOnly: session?.httpOnly, sameSite: session?.sameSite }).toEqual({
+      httpOnly: true,
+      sameSite: "Strict",
+    });
+    expect(await page.evaluate(() => document.cookie)).not.toContain("health_session");
+  });
+
+  test("mints a token and shows it exactly once, with a copy button and a warning", async () => {
+    const { page } = browser;
+    await page.getByLabel("Name").fill("ci-pipeline");
+    await page.getByRole("button", { name: "Create token" }).click();
+    await page.getByRole("heading", { name: "Copy your new token now" }).waitFor();
+    await page.getByText("This is the only time the full token is shown.").waitFor();
+
+    token = await page.getByLabel("Token “ci-pipeline”").inputValue();
+    expect(token).toMatch(/^hlth_[A-Za-z0-9]+$/);
+    await page.getByRole("button", { name: "Copy token" }).click();
+    await page.getByText("Copied", { exact: true }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    await browser.screenshot("02-token-created");
+
+    // Never in the URL or web storage, even while it is on screen.
+    const storage = await page.evaluate(() => JSON.stringify([{ ...localStorage }, { ...sessionStorage }]));
+    expect(storage).not.toContain(token);
+    expect(page.url()).not.toContain(token);
+
+    const triggered = await trigger(token, "loop_echo", { from: "ci" });
+    expect(triggered.status).toBe(202);
+    tokenRunId = ((await triggered.json()) as { runId: string }).runId;
+
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    await page.getByRole("heading", { name: "Copy your new token now" }).waitFor({ state: "detached" });
+    const row = page.locator("tr").filter({ hasText: "ci-pipeline" });
+    await row.getByText(`${token.slice(0, 8)}…${token.slice(-4)}`).waitFor();
+    expect(await row.textContent()).toContain("All loops");
+    expect(await page.content()).not.toContain(token);
+    await page.reload();
+    await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(token);
+  });
+
+  test("mints a token for one loop chosen from the dropdown", async () => {
+    const { page } = browser;
+    await page.getByLabel("Name").fill("echo-only");
+    await page.getByLabel("One loop").check();
+    await page.getByLabel("Loop", { exact: true }).selectOption("loop_echo");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const scoped = await page.getByLabel("Token “echo-only”").inputValue();
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    const row = page.locator("tr").filter({ hasText: "echo-only" });
+    await row.getByText("Loop loop_echo").waitFor();
+
+    expect((await trigger(scoped, "loop_slow", { ms: 1 })).status).toBe(403);
+    await browser.screenshot("03-tokens-list");
+  });
+
+  test("revokes from the trash action after a confirmation: struck through, kept, and refused by the trigger", async () => {
+    const { page } = browser;
+    // Escape cancels: nothing is revoked.
+    await page.getByRole("button", { name: "Revoke token echo-only" }).click();
+    await page.getByRole("dialog", { name: "Revoke “echo-only”?" }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Cancel");
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog").waitFor({ state: "detached" });
+    expect(await page.locator("tr.revoked").count()).toBe(0);
+
+    await page.getByRole("button", { name: "Revoke token ci-pipeline" }).click();
+    const dialog = page.getByRole("dialog", { name: "Revoke “ci-pipeline”?" });
+    await dialog.waitFor();
+    await browser.screenshot("04-revoke-confirm", { viewportOnly: true });
+    await dialog.getByRole("button", { name: "Revoke token" }).click();
+
+    const row = page.locator("tr.revoked").filter({ hasText: "ci-pipeline" });
+    await row.waitFor();
+    expect(await row.locator(".token-name").evaluate((element) => getComputedStyle(element).textDecorationLine)).toBe(
+      "line-through",
+    );
+    expect(await row.textContent()).toContain("Revoked");
+    expect(await row.getByRole("button").count()).toBe(0);
+    // The trash button is gone with the revocation, so focus moves to the list rather than the page.
+    await page.waitForFunction(() => document.activeElement?.id === "token-list-title");
+    await browser.screenshot("05-token-revoked");
+
+    const refused = await trigger(token, "loop_echo", { from: "ci" });
+    expect(refused.status).toBe(401);
+  });
+
+  test("shows each loop's overview with its trigger URL and a ready-to-copy curl", async () => {
+    const { page } = browser;
+    await mainNav(page).getByRole("link", { name: "Loops" }).click();
+    await page.getByRole("heading", { name: "Loops", level: 1 }).waitFor();
+    await page.getByRole("link", { name: "EchoLoop" }).waitFor();
+    await browser.screenshot("06-loops");
+
+    await page.getByRole("link", { name: "EchoLoop" }).click();
+    await page.getByRole("heading", { name: "EchoLoop", level: 1 }).waitFor();
+    const triggerUrl = `${server.url}/loop/${server.defaultOrg.id}/loop_echo`;
+    expect(await page.getByLabel("Trigger URL", { exact: true }).inputValue()).toBe(triggerUrl);
+    const curl = await page.locator('pre[data-json="curl"]').textContent();
+    expect(curl).toContain(`curl -X POST '${triggerUrl}'`);
+    expect(curl).toContain("Authorization: Bearer $HEALTH_TOKEN");
+    await page.getByRole("button", { name: "Copy curl command" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl ?? "");
+    await browser.screenshot("07-loop-overview");
+  });
+
+  test("refuses an invalid JSON body in the Run dialog, as it is typed", async () => {
+    const { page } = browser;
+    const { client } = await signIn(server.url);
+    const before = (await client.runs.list.query({ loopId: "loop_echo" })).runs.length;
+
+    await page.getByRole("button", { name: "Run…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Run EchoLoop" });
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("run-body");
+    const body = dialog.getByLabel("JSON body");
+    await body.pressSequentially('{"patients": ');
+    await dialog.getByText("Not valid JSON").waitFor();
+    expect(await body.getAttribute("aria-invalid")).toBe("true");
+    expect(await dialog.getByRole("button", { name: "Start run" }).isDisabled()).toBe(true);
+    await browser.screenshot("08-run-dialog-invalid", { viewportOnly: true });
+
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached" });
+    expect((await client.runs.list.query({ loopId: "loop_echo" })).runs.length).toBe(before);
+  });
+
+  test("starts a run with a JSON body, tagged with the user, and watches it complete on the detail page", async () => {
+    const { page } = browser;
+    await page.getByRole("button", { name: "Run…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Run EchoLoop" });
+    await dialog.getByLabel("JSON body").fill('{"hello": "world", "n": 3}');
+    await dialog.getByText("Valid JSON.").waitFor();
+    await browser.screenshot("09-run-dialog-valid", { viewportOnly: true });
+    await dialog.getByRole("button", { name: "Start run" }).click();
+
+    await page.locator("#run-status .status-complete").waitFor();
+    uiRunId = new URL(page.url()).pathname.split("/").at(-1) ?? "";
+    expect(uiRunId).toMatch(/^run_[A-Za-z0-9]+$/);
+    expect(JSON.parse((await page.locator('pre[data-json="input"]').textContent()) ?? "")).toEqual({
+      hello: "world",
+      n: 3,
+    });
+    const steps = page.locator("li.step");
+    expect(await steps.count()).toBe(4);
+    expect(await steps.locator(".status-complete").count()).toBe(4);
+    expect(await steps.locator("h3").allTextContents()).toEqual(["look do", "count do", "count do", "nothing do"]);
+    expect(await steps.first().textContent()).toContain("Attempts1");
+    expect(JSON.parse((await page.locator('pre[data-json="output"]').textContent()) ?? "")).toEqual({
+      seen: { isUndefined: false, body: { hello: "world", n: 3 } },
+      counts: [1, 2],
+      nothing: "undefined",
+    });
+    expect(await page.locator(".run-summary").textContent()).toContain(ADMIN.email);
+    await browser.screenshot("10-run-complete");
+  });
+
+  test("updates a run in progress live, without a reload", async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/admin/loops/loop_slow`);
+    await page.getByRole("button", { name: "Run…" }).click();
+    await page.getByRole("dialog").getByLabel("JSON body").fill('{"ms": 1500}');
+    await page.getByRole("dialog").getByRole("button", { name: "Start run" }).click();
+
+    await page.getByText("Updating live").waitFor();
+    await page.evaluate(() => Reflect.set(window, "sameDocument", true));
+    await browser.screenshot("11-run-in-progress");
+    await page.locator("#run-status .status-complete").waitFor();
+    await page.getByText("Updating live").waitFor({ state: "detached" });
+    expect(await page.evaluate(() => Reflect.get(window, "sameDocument"))).toBe(true);
+    expect(await page.locator('pre[data-json="output"]').textContent()).toBe('"done"');
+  });
+
+  test("shows an errored step with its error", async () => {
+    const { page } = browser;
+    const { client } = await signIn(server.url);
+    const { runId } = await client.runs.start.mutate({ loopId: "loop_throws" });
+    await page.goto(`${server.url}/admin/runs/${runId}`);
+    await page.locator("#run-status .status-errored").waitFor();
+    await page.getByText("No body was sent: event.body is undefined.").waitFor();
+    await page.locator("li.step[data-step] .status-errored").waitFor();
+    expect(await page.locator('pre[data-json="error:explode"]').textContent()).toContain("the step exploded");
+    await browser.screenshot("12-run-errored");
+  });
+
+  test("lists runs with status, loop, start, duration and the user or token that started them", async () => {
+    const { page } = browser;
+    await mainNav(page).getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { name: "Runs", level: 1 }).waitFor();
+
+    const byToken = page.locator(`tr[data-run-id="${tokenRunId}"]`);
+    const byUser = page.locator(`tr[data-run-id="${uiRunId}"]`);
+    await byToken.waitFor();
+    const cells = async (row: typeof byToken) => (await row.locator("td").allTextContents()).map((text) => text.trim());
+    const [tokenCells, userCells] = [await cells(byToken), await cells(byUser)];
+    expect({ id: tokenCells[0], status: tokenCells[1], loop: tokenCells[2], by: tokenCells[5] }).toEqual({
+      id: tokenRunId,
+      status: "complete",
+      loop: "loop_echo",
+      by: "token ci-pipeline",
+    });
+    expect({ id: userCells[0], status: userCells[1], loop: userCells[2], by: userCells[5] }).toEqual({
+      id: uiRunId,
+      status: "complete",
+      loop: "loop_echo",
+      by: `user ${ADMIN.email}`,
+    });
+    expect(userCells[3]).not.toBe("—");
+    expect(userCells[4]).toMatch(/^\d+(\.\d)? m?s$/);
+    await browser.screenshot("13-runs");
+
+    await byUser.getByRole("link", { name: uiRunId }).click();
+    await page.getByRole("heading", { name: `Run ${uiRunId}`, level: 1 }).waitFor();
+  });
+
+  test("works at phone width without sideways scrolling", async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    const screens = [
+      ["/admin/runs", "Runs", "14-phone-runs"],
+      [`/admin/runs/${uiRunId}`, `Run ${uiRunId}`, "15-phone-run"],
+      ["/admin/settings/tokens", "API tokens", "16-phone-tokens"],
+      ["/admin/loops/loop_echo", "EchoLoop", "17-phone-loop"],
+    ] as const;
+    for (const [path, heading, shot] of screens) {
+      await page.goto(`${server.url}${path}`);
+      await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
+      await page.waitForFunction(() => !document.body.textContent?.includes("Loading"));
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect({ path, overflow }).toEqual({ path, overflow: 0 });
+      await browser.screenshot(shot);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test("signs out, and the page never broke its CSP", async () => {
+    const { page, context } = browser;
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in", level: 1 }).waitFor();
+    expect((await context.cookies(server.url)).some((cookie) => cookie.name === "health_session")).toBe(false);
+    expect(browser.problems).toEqual([]);
+  });
+
+  test("creates the first admin with the one-time setup code the server printed", async () => {
+    await using fresh = await startTestServer({ HEALTH_LOOPS_DIR: FIXTURES });
+    const { page } = browser;
+    await page.goto(`${fresh.url}/admin`);
+    await page.getByRole("heading", { name: "Create the first admin", level: 1 }).waitFor();
+    await page.getByLabel("Setup code").fill(fresh.setupCode ?? "");
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Password").fill("a long enough passphrase");
+    await browser.screenshot("18-first-admin-setup");
+    await page.getByRole("button", { name: "Create admin and sign in" }).click();
+    await page.getByRole("heading", { name: "Loops", level: 1 }).waitFor();
+    await page.getByText("owner@example.com").waitFor();
+    expect(browser.problems).toEqual([]);
+  });
+});
