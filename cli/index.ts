@@ -17,11 +17,14 @@ Examples:
   health code --hosted --prompt "build an intake agent" plan with the hosted planner
   health code                                           the interactive planner (REPL)
   health init intake --channel sms                      scaffold a workspace
+  health trigger loop_intake --data '{"text":"hi"}'     run a loop with an API token
+  health runs list --loop loop_intake                   its runs (admin session)
 
 Environment: HEALTH_HOME (default ~/.health) holds credentials.json (0600) and an optional
 settings.json ({ "company": "<slug>" } sets the X-Service-Company of hosted planning); HEALTH_URL
-names the server (default http://127.0.0.1:3000; --server on a command wins); NO_COLOR turns
-colour off. Workspace state (sessions, audit log, runs, builds) lives in ./.health/.
+names the server (default http://127.0.0.1:3000; --server on a command wins); HEALTH_TOKEN and
+HEALTH_ORG are the API token and organization of health trigger; NO_COLOR turns colour off.
+Workspace state (sessions, audit log, runs, builds) lives in ./.health/.
 Exit codes: 0 success, 1 failure, 2 usage error, 3 blocked by the gate or the safety boundary.`,
   },
   subCommands: {
@@ -31,6 +34,8 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 blocked by the gate or the sa
     whoami: () => import("./commands/whoami.ts").then((m) => m.default),
     tokens: () => import("./commands/tokens/index.ts").then((m) => m.default),
     loops: () => import("./commands/loops/index.ts").then((m) => m.default),
+    runs: () => import("./commands/runs/index.ts").then((m) => m.default),
+    trigger: () => import("./commands/trigger.ts").then((m) => m.default),
     code: () => import("./commands/code.ts").then((m) => m.default),
     init: () => import("./commands/init.ts").then((m) => m.default),
     route: () => import("./commands/route.ts").then((m) => m.default),
