@@ -25,6 +25,10 @@ interface Flight {
   reject: (reason: unknown) => void;
 }
 
+/**
+ * SHA-256 of canonical JSON. A positional array is canonical without sorting keys, which is
+ * most of the cost on the hit path; only the manifest (an object) needs its keys sorted.
+ */
 export function planCacheKey(parts: {
   company: string;
   prompt: string;
@@ -32,7 +36,7 @@ export function planCacheKey(parts: {
   manifest: unknown;
   model: string;
 }): string {
-  return sha256Hex(canonicalJson(parts));
+  return sha256Hex(canonicalJson([parts.company, parts.prompt, parts.intent, parts.manifest, parts.model]));
 }
 
 export const cache = (options: CacheOptions) => {

@@ -48,6 +48,16 @@ export interface AppDeps {
 }
 
 export const PLANNING_BODY_LIMIT = 64 * 1024;
+/** The planning chain's plugins as they appear in Server-Timing. */
+export const PLANNING_CHAIN = [
+  "auth",
+  "rate-limit",
+  "idempotency",
+  "safety-gate",
+  "cache",
+  "planning",
+  "sanitizer",
+] as const;
 
 function cliRoutes(deps: AppDeps) {
   return new Elysia({ prefix: "/cli" })
@@ -67,6 +77,9 @@ function cliRoutes(deps: AppDeps) {
           day: { limit: limits.day.limit, remaining: limits.day.remaining, reset_seconds: limits.day.resetSeconds },
         },
       };
+    })
+    .onTransform(function declarePlanningChain({ state }) {
+      state.chain = PLANNING_CHAIN;
     })
     .use(rateLimit({ store: deps.rateLimits }))
     .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))

@@ -5,14 +5,14 @@
  */
 import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
 import { loadLoops } from "../core/loop/registry.ts";
-import { AuditLog } from "./audit-log.ts";
+import { AuditLog, inlineSink, workerSink } from "./audit-log.ts";
 import { defaultOrgCatalog } from "./loop-catalog.ts";
 import { Authenticator } from "./authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
 import { MemoryCacheStore } from "./cache-store.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
-import { openDatabase } from "./db.ts";
+import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "./idempotency-store.ts";
 import type { PlanResult } from "./plan-result.ts";
@@ -31,6 +31,8 @@ export interface RunningServer {
   url: string;
   port: number;
   defaultOrg: { id: string; slug: string };
+  /** Flushes, and waits until the audit writer has committed every row. */
+  drain(): Promise<void>;
   /** Set only when this start generated the system key. */
   generatedSystemKey?: string;
   /** Set only when this start created a one-time admin setup code. */
@@ -77,7 +79,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY },
     db.sqlite,
   );
-  const audit = new AuditLog(db.sqlite);
+  const dbPath = databasePath(config.HEALTH_DATABASE_URL);
+  const audit = new AuditLog(dbPath === ":memory:" ? inlineSink(db.sqlite) : workerSink(dbPath));
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
   for (const problem of loaded.errors) log(`Loop module ${problem.file} skipped: ${problem.message}`);
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops);
@@ -136,6 +139,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     generatedSystemKey: systemKey.generated,
     setupCode: bootstrap.setupCode,
     flush,
+    async drain() {
+      flush();
+      await audit.drain();
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -143,6 +150,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await app.stop();
       await engine.stop();
       flush();
+      await audit.close();
       db.close();
     },
   };

@@ -43,6 +43,9 @@ describe("planning endpoint, embedded planner", () => {
     const first = await postPlan(server.url, server.systemKey);
     const second = await postPlan(server.url, server.systemKey);
     expect(second.headers.get("x-health-cache")).toBe("hit");
+    const timing = second.headers.get("server-timing") ?? "";
+    expect(timing).toContain('planning;desc="skipped"');
+    expect(timing).toMatch(/^auth;dur=[\d.]+, rate-limit;dur=[\d.]+, safety-gate;dur=[\d.]+, cache;dur=[\d.]+, sanitizer;dur=/);
     const [a, b] = [await first.json(), await second.json()];
     expect(b.tool_plan).toEqual(a.tool_plan);
     expect(b.audit_id).not.toBe(a.audit_id);
@@ -328,7 +331,7 @@ describe("nothing leaks", () => {
       const db = new Database(server.dbPath, { readonly: true });
       let rows: unknown[] = [];
       for (const deadline = Date.now() + 5_000; rows.length === 0 && Date.now() < deadline; await Bun.sleep(10)) {
-        server.flush();
+        await server.drain();
         rows = db.query("SELECT * FROM plan_audit").all();
       }
       db.close();
