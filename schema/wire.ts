@@ -120,3 +120,10 @@ export const accountResponseSchema = v.object({
   }),
 });
 export type AccountResponse = v.InferOutput<typeof accountResponseSchema>;
+
+/** Spec 2.5: the answer to a trigger. */
+export const triggerResponseSchema = v.object({
+  runId: v.pipe(v.string(), v.regex(/^run_[A-Za-z0-9]+$/)),
+  workflowInstanceId: v.string(),
+});
+export type TriggerResponse = v.InferOutput<typeof triggerResponseSchema>;

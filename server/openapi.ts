@@ -9,6 +9,7 @@ import {
   planningRequestSchema,
   planningResponseSchema,
   problemSchema,
+  triggerResponseSchema,
 } from "../schema/wire.ts";
 import { SERVER_VERSION } from "./version.ts";
 
@@ -45,6 +46,7 @@ export function openApiDocument(): unknown {
         PlanningResponse: json(planningResponseSchema),
         Account: json(accountResponseSchema),
         Problem: json(problemSchema),
+        TriggerResponse: json(triggerResponseSchema),
       },
     },
     security: [{ bearer: [] }],
@@ -79,6 +81,48 @@ export function openApiDocument(): unknown {
             "429": problem("Rate limit exceeded; see Retry-After"),
             "502": problem("Upstream failed after retries"),
             "504": problem("Upstream timed out"),
+          },
+        },
+      },
+      "/loop/{org_id}/{loop_id}": {
+        post: {
+          summary: "Start a run of a loop; the JSON body becomes event.body (no body: undefined)",
+          description:
+            "Bearer: an API token of the organization with scope `loop:run` or `loop:run:<loop_id>`. The run is committed before the 202.",
+          parameters: [
+            { name: "org_id", in: "path", required: true, schema: { type: "string" } },
+            { name: "loop_id", in: "path", required: true, schema: { type: "string", pattern: "^loop_" } },
+            { name: "Idempotency-Key", in: "header", schema: { type: "string", maxLength: 255 } },
+          ],
+          requestBody: { required: false, content: { "application/json": { schema: {} } } },
+          responses: {
+            "202": {
+              description: "The run is queued durably",
+              content: { "application/json": { schema: { $ref: "#/components/schemas/TriggerResponse" } } },
+            },
+            ...commonErrors,
+            "404": problem("No such loop in the token's organization"),
+            "409": problem("Idempotency-Key reused with another body, or still in flight"),
+            "413": problem("Body over 1 MiB"),
+            "415": problem("Body is not application/json"),
+          },
+        },
+      },
+      "/loop/{org_id}/{loop_id}/runs/{run_id}": {
+        get: {
+          summary: "A run: { id, workflowInstanceId, loopId, status, input, output, error, steps, createdAt, updatedAt, … }",
+          parameters: [
+            { name: "org_id", in: "path", required: true, schema: { type: "string" } },
+            { name: "loop_id", in: "path", required: true, schema: { type: "string" } },
+            { name: "run_id", in: "path", required: true, schema: { type: "string", pattern: "^run_" } },
+          ],
+          responses: {
+            "200": {
+              description: "status is one of queued, running, sleeping, complete, errored, terminated",
+              content: { "application/json": { schema: { type: "object" } } },
+            },
+            ...commonErrors,
+            "404": problem("No such run of this loop in the token's organization"),
           },
         },
       },

@@ -75,7 +75,12 @@ describe("planning endpoint, embedded planner", () => {
     await using server = await startTestServer();
     const doc = await (await fetch(`${server.url}/openapi.json`)).json();
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(["/cli/code/sessions", "/cli/account"]);
+    expect(Object.keys(doc.paths)).toEqual([
+      "/cli/code/sessions",
+      "/loop/{org_id}/{loop_id}",
+      "/loop/{org_id}/{loop_id}/runs/{run_id}",
+      "/cli/account",
+    ]);
     expect(doc.components.schemas.PlanningRequest.required).toContain("redacted_prompt");
   });
 });

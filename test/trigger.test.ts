@@ -128,6 +128,22 @@ describe("trigger endpoint", () => {
     expect((await trigger(server, token, "loop_echo", { body: big })).status).toBe(413);
     const exact = JSON.stringify({ pad: "x".repeat(1024 * 1024 - 10) });
     expect((await trigger(server, token, "loop_echo", { body: exact })).status).toBe(202);
+    // Chunked, without Content-Length: counted while streaming, refused once over the limit.
+    const chunked = (size: number) => {
+      const chunk = new TextEncoder().encode(`"${"y".repeat(64 * 1024 - 2)}"`);
+      let sent = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent >= size) return controller.close();
+          sent += chunk.byteLength;
+          controller.enqueue(sent === chunk.byteLength ? chunk : new TextEncoder().encode(" ".repeat(chunk.byteLength)));
+        },
+      });
+    };
+    const streamedSmall = await trigger(server, token, "loop_echo", { body: chunked(64 * 1024) });
+    expect(streamedSmall.status).toBe(202);
+    const streamedBig = await trigger(server, token, "loop_echo", { body: chunked(4 * 1024 * 1024) });
+    expect(streamedBig.status).toBe(413);
     const text = await trigger(server, token, "loop_echo", { body: "hi", headers: { "content-type": "text/plain" } });
     expect(text.status).toBe(415);
     expect((await trigger(server, token, "loop_echo", { body: "{nope" })).status).toBe(400);
