@@ -2,12 +2,12 @@
  * Runs: the list, and one run's input (event.body), steps and output. A run that is not
  * finished is polled once a second: simple, and a run's steps rarely change faster than that.
  */
-import type { TargetedEvent, TargetedMouseEvent } from "preact";
+import type { TargetedEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, errorCode, errorMessage, type Run, type RunStatus, type RunStep, type RunSummary } from "./api.ts";
 import { isFinished, runDuration, stepDuration } from "./format.ts";
 import { Link, paths } from "./router.tsx";
-import { closeDialogOf, Failure, JsonBlock, Loading, Modal, PageTitle, StatusBadge, Time, useResource } from "./ui.tsx";
+import { ConfirmDialog, Failure, JsonBlock, Loading, PageTitle, StatusBadge, Time, useResource } from "./ui.tsx";
 
 const RUN_POLL_MS = 1000;
 const LIST_POLL_MS = 2000;
@@ -386,41 +386,21 @@ function StepItem({ step }: { step: RunStep }) {
 }
 
 function TerminateDialog({ run, onDone, onClose }: { run: Run; onDone: () => void; onClose: () => void }) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function confirm(event: TargetedMouseEvent<HTMLButtonElement>) {
-    const button = event.currentTarget;
-    setBusy(true);
-    try {
-      await api.runs.terminate.mutate({ id: run.id });
-      onDone();
-      closeDialogOf(button);
-    } catch (failure) {
-      setError(errorMessage(failure));
-      setBusy(false);
-    }
-  }
-
   return (
-    <Modal labelledBy="terminate-title" onClose={onClose} initialFocus=".cancel">
-      <h2 id="terminate-title">Terminate this run?</h2>
+    <ConfirmDialog
+      id="terminate-title"
+      title="Terminate this run?"
+      action="Terminate run"
+      busyAction="Terminating…"
+      onConfirm={async () => {
+        await api.runs.terminate.mutate({ id: run.id });
+        onDone();
+      }}
+      onClose={onClose}
+    >
       <p>
         The run of <span class="mono">{run.loopId}</span> stops after its current step and cannot be resumed.
       </p>
-      {error && (
-        <p class="field-error" role="alert">
-          {error}
-        </p>
-      )}
-      <div class="dialog-actions">
-        <button type="button" class="secondary cancel" onClick={(event) => closeDialogOf(event.currentTarget)}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={busy} onClick={confirm}>
-          {busy ? "Terminating…" : "Terminate run"}
-        </button>
-      </div>
-    </Modal>
+    </ConfirmDialog>
   );
 }

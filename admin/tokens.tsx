@@ -3,17 +3,16 @@
  * once, list, revoke. The full token lives only in this component's state until the admin
  * dismisses it or leaves the page: never in storage, the URL or a log.
  */
-import type { TargetedMouseEvent, TargetedSubmitEvent } from "preact";
+import type { TargetedSubmitEvent } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorMessage, type Loop, type Token } from "./api.ts";
 import { maskedToken, scopeLabel } from "./format.ts";
 import {
-  closeDialogOf,
+  ConfirmDialog,
   CopyButton,
   Failure,
   fieldValue,
   Loading,
-  Modal,
   PageTitle,
   Time,
   TrashIcon,
@@ -288,42 +287,22 @@ interface RevokeDialogProps {
 }
 
 function RevokeDialog({ token, onRevoked, onClose }: RevokeDialogProps) {
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function confirm(event: TargetedMouseEvent<HTMLButtonElement>) {
-    const button = event.currentTarget;
-    setBusy(true);
-    try {
-      await api.tokens.revoke.mutate({ id: token.id });
-      onRevoked(token);
-      closeDialogOf(button);
-    } catch (failure) {
-      setError(errorMessage(failure));
-      setBusy(false);
-    }
-  }
-
   return (
-    <Modal labelledBy="revoke-title" onClose={onClose} initialFocus=".cancel">
-      <h2 id="revoke-title">Revoke “{token.name}”?</h2>
+    <ConfirmDialog
+      id="revoke-title"
+      title={`Revoke “${token.name}”?`}
+      action="Revoke token"
+      busyAction="Revoking…"
+      onConfirm={async () => {
+        await api.tokens.revoke.mutate({ id: token.id });
+        onRevoked(token);
+      }}
+      onClose={onClose}
+    >
       <p>
         Anything using <span class="mono">{maskedToken(token)}</span> stops working with its next request. This cannot
         be undone: to restore access, create a new token.
       </p>
-      {error && (
-        <p class="field-error" role="alert">
-          {error}
-        </p>
-      )}
-      <div class="dialog-actions">
-        <button type="button" class="secondary cancel" onClick={(event) => closeDialogOf(event.currentTarget)}>
-          Cancel
-        </button>
-        <button type="button" class="danger" disabled={busy} onClick={confirm}>
-          {busy ? "Revoking…" : "Revoke token"}
-        </button>
-      </div>
-    </Modal>
+    </ConfirmDialog>
   );
 }

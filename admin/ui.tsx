@@ -95,6 +95,56 @@ export function Modal({ labelledBy, onClose, children, initialFocus }: ModalProp
   );
 }
 
+interface ConfirmDialogProps {
+  id: string;
+  title: ComponentChildren;
+  children: ComponentChildren;
+  /** The destructive action's label, and its label while it runs. */
+  action: string;
+  busyAction: string;
+  /** Does the work; a rejection is shown in the dialog and the dialog stays open. */
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+}
+
+/** A confirmation for a destructive action: Cancel has the focus, errors stay in the dialog. */
+export function ConfirmDialog({ id, title, children, action, busyAction, onConfirm, onClose }: ConfirmDialogProps) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function confirm(event: { currentTarget: HTMLButtonElement }) {
+    const button = event.currentTarget;
+    setBusy(true);
+    try {
+      await onConfirm();
+      closeDialogOf(button);
+    } catch (failure) {
+      setError(errorMessage(failure));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal labelledBy={id} onClose={onClose} initialFocus=".cancel">
+      <h2 id={id}>{title}</h2>
+      {children}
+      {error && (
+        <p class="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="dialog-actions">
+        <button type="button" class="secondary cancel" onClick={(event) => closeDialogOf(event.currentTarget)}>
+          Cancel
+        </button>
+        <button type="button" class="danger" disabled={busy} onClick={confirm}>
+          {busy ? busyAction : action}
+        </button>
+      </div>
+    </Modal>
+  );
+}
+
 /** Closes the dialog around `element`; its close event tells the owner. */
 export function closeDialogOf(element: Element | null): void {
   element?.closest("dialog")?.close();

@@ -6,20 +6,11 @@ import { TRPCClientError } from "@trpc/client";
 import { startTestServer } from "./support/server.ts";
 import { ADMIN, adminEnv, trpcClient } from "./support/trpc.ts";
 import { CLI_BIN, type CliResult, cli, cliEnv, json, tempDir, until } from "./fixtures/cli/cli.ts";
+import type { TokenView } from "../server/services/tokens.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
 
-interface TokenView {
-  id: string;
-  name: string;
-  prefix: string;
-  lastFour: string;
-  scopes: string[];
-  orgId: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
 
 function mode(path: string): number {
   return statSync(path).mode & 0o777;

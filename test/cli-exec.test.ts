@@ -3,24 +3,11 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
+import type { RunRecord } from "../cli/code/store.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
 
-interface RunRecord {
-  run_id: string;
-  session_id: string;
-  step: number;
-  command: string;
-  argv: string[] | null;
-  blocked_reason: string | null;
-  exit_code: number | null;
-  timed_out: boolean;
-  stdout: string;
-  stderr: string;
-  started_at: string;
-  finished_at: string;
-}
 
 function runRecords(dir: string): RunRecord[] {
   const runs = join(dir, ".health", "code", "runs");

@@ -4,28 +4,14 @@
  * interrupted mid-flight (its function ran but its result was not yet committed) may run again.
  */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../server/db.ts";
-import { tempDir, waitFor } from "./loop-support.ts";
+import { lineCounts, tempDir, waitFor } from "./support/loops.ts";
 
 const SCRIPT = join(import.meta.dir, "fixtures", "engine-process.ts");
 const RUNS = 6;
 const STEPS = 30;
 
-function countLines(file: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return counts;
-  }
-  for (const line of text.split("\n")) {
-    if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);
-  }
-  return counts;
-}
 
 function spawnEngine(dbPath: string, logFile: string, runs: number) {
   return Bun.spawn([process.execPath, SCRIPT, dbPath, logFile, String(runs), String(STEPS)], {
@@ -54,7 +40,7 @@ test("after kill -9 and a restart, every run completes and no persisted step run
 
   const first = spawnEngine(dbPath, logFile, RUNS);
   try {
-    await waitFor(() => ([...countLines(logFile).values()].length >= 25 ? true : undefined), "25 steps before the kill", 10_000);
+    await waitFor(() => ([...lineCounts(logFile).values()].length >= 25 ? true : undefined), "25 steps before the kill", 10_000);
   } finally {
     first.kill(9);
   }
@@ -88,7 +74,7 @@ test("after kill -9 and a restart, every run completes and no persisted step run
   );
   expect(runs.some((r) => r.attempts >= 2)).toBe(true);
 
-  const counts = countLines(logFile);
+  const counts = lineCounts(logFile);
   const persistedRanTwice = persisted.filter((step) => counts.get(step) !== 1);
   expect(persistedRanTwice).toEqual([]);
   const everyStep = Array.from({ length: RUNS }, (_, r) => Array.from({ length: STEPS }, (_, s) => `run${r} step-${s}`)).flat();

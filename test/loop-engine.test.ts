@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEngine } from "../core/loop/engine.ts";
 import { openDatabase } from "../server/db.ts";
-import { loadFixtureLoops, ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./loop-support.ts";
+import { loadFixtureLoops, ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
 
 const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 

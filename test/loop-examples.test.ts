@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { loadLoops } from "../core/loop/registry.ts";
-import { ORG, TRIGGER, testEngine, waitForStatus } from "./loop-support.ts";
+import { ORG, TRIGGER, testEngine, waitForStatus } from "./support/loops.ts";
 
 const EXAMPLES_DIR = join(import.meta.dir, "..", "loops");
 

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Workflow } from "health/loop";
 import { isLoopModuleFile, loadLoops } from "../core/loop/registry.ts";
-import { tempDir } from "./loop-support.ts";
+import { tempDir } from "./support/loops.ts";
 
 const REGISTRY_FIXTURES = join(import.meta.dir, "fixtures", "registry");
 

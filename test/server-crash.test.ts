@@ -5,9 +5,9 @@
  */
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./support/server.ts";
+import { lineCounts } from "./support/loops.ts";
 import { ADMIN, adminEnv, signIn } from "./support/trpc.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -46,17 +46,6 @@ async function startChild(dir: string): Promise<Child> {
   return { url: /listening on (\S+)/.exec(seen)?.[1] ?? "", proc };
 }
 
-function lineCounts(file: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    return counts;
-  }
-  for (const line of text.split("\n")) if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);
-  return counts;
-}
 
 test("SIGKILL mid-run, restart: every accepted run completes, no persisted step runs twice", async () => {
   using dir = tempDir();

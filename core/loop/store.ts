@@ -7,60 +7,19 @@
  * write changes nothing and the engine learns it lost the run.
  */
 import type { Database } from "bun:sqlite";
+import type { runSteps, runs } from "../../schema/tables.ts";
 import type { StoredError, StoredStep } from "./protocol.ts";
 
-export type RunStatus = "queued" | "running" | "sleeping" | "complete" | "errored" | "terminated";
-export type TriggerKind = "token" | "user";
+/** Rows as drizzle infers them from schema/tables.ts: one definition of the columns. */
+export type RunRow = typeof runs.$inferSelect & { rowid: number };
+export type StepRow = typeof runSteps.$inferSelect;
+export type RunStatus = RunRow["status"];
+export type TriggerKind = RunRow["triggerKind"];
 
-export interface RunRow {
-  rowid: number;
-  id: string;
-  workflowInstanceId: string;
-  orgId: string;
-  loopId: string;
-  input: string | null;
-  triggerKind: TriggerKind;
-  triggerId: string;
-  triggerName: string;
-  status: RunStatus;
-  output: string | null;
-  error: string | null;
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: number | null;
-  wakeAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-}
-
-export interface StepRow {
-  runId: string;
-  key: string;
-  name: string;
-  idx: number;
-  kind: "do" | "sleep";
-  status: StoredStep["status"];
-  result: string | null;
-  error: string | null;
-  attempts: number;
-  wakeAt: number | null;
-  startedAt: number;
-  finishedAt: number | null;
-}
-
-export interface NewRun {
-  id: string;
-  workflowInstanceId: string;
-  orgId: string;
-  loopId: string;
-  input: string | null;
-  triggerKind: TriggerKind;
-  triggerId: string;
-  triggerName: string;
-  now: number;
-}
+export type NewRun = Pick<
+  RunRow,
+  "id" | "workflowInstanceId" | "orgId" | "loopId" | "input" | "triggerKind" | "triggerId" | "triggerName"
+> & { now: number };
 
 export interface ClaimedRun {
   id: string;

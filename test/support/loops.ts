@@ -1,12 +1,12 @@
 /** Helpers of the loop test suites: temporary databases, and waiting on a condition, never a clock. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEngine, type Engine, type EngineOptions, type RunRecord, type RunStatus } from "../core/loop/engine.ts";
-import { type LoopDefinition, loadLoops } from "../core/loop/registry.ts";
-import { openDatabase } from "../server/db.ts";
+import { createEngine, type Engine, type EngineOptions, type RunRecord, type RunStatus } from "../../core/loop/engine.ts";
+import { type LoopDefinition, loadLoops } from "../../core/loop/registry.ts";
+import { openDatabase } from "../../server/db.ts";
 
-export const FIXTURE_LOOPS_DIR = join(import.meta.dir, "fixtures", "loops");
+export const FIXTURE_LOOPS_DIR = join(import.meta.dir, "..", "fixtures", "loops");
 export const ORG = "org_test";
 export const TRIGGER = { kind: "token" as const, id: "tok_test", name: "test token" };
 export const FINISHED: readonly RunStatus[] = ["complete", "errored", "terminated"];
@@ -84,4 +84,17 @@ export async function testEngine(options: Partial<EngineOptions> = {}): Promise<
       await dir[Symbol.asyncDispose]();
     },
   };
+}
+
+/** How many times each line occurs in `file` (steps log one line per execution); empty if absent. */
+export function lineCounts(file: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return counts;
+  }
+  for (const line of text.split("\n")) if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);
+  return counts;
 }
