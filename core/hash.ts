@@ -20,6 +20,11 @@ export function canonicalJson(value: unknown): string {
   return `{${parts.join(",")}}`;
 }
 
+/** The static form: no hasher object per call, which matters on paths run per request. */
 export function sha256Hex(input: string | Uint8Array): string {
-  return new Bun.CryptoHasher("sha256").update(input).digest("hex");
+  return Bun.CryptoHasher.hash("sha256", input, "hex");
+}
+
+export function sha256(input: string | Uint8Array): Uint8Array {
+  return Bun.CryptoHasher.hash("sha256", input);
 }

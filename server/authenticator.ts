@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../core/authz.ts";
+import { sha256 } from "../core/hash.ts";
 import { hashToken, isWellFormedToken } from "../core/tokens.ts";
 
 export interface AuthenticatorOptions {
@@ -62,7 +63,7 @@ export class Authenticator {
 
   authenticate = (bearer: string): Principal | null => {
     if (bearer.length > MAX_BEARER_CHARS) return null;
-    const digest = new Bun.CryptoHasher("sha256").update(bearer).digest();
+    const digest = sha256(bearer);
     if (timingSafeEqual(digest, this.systemKeyDigest)) return this.systemPrincipal;
     if (!isWellFormedToken(bearer)) return null;
     const row = this.byHash.get(hashToken(bearer));
