@@ -4,6 +4,9 @@
  *
  *   bun bench/planning.ts [--duration 5] [--connections 32]
  */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { formatRow, requestScript, startTarget, TABLE_HEAD, wrk } from "./wrk.ts";
 
@@ -29,16 +32,25 @@ await using bare = await startTarget(["bench/targets.ts", "bare"]);
 await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALTH_SYSTEM_KEY: systemKey });
 
 // Warm the cache (and both JITs) so the measured path is the cache hit.
-const warm = await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
-if (warm.status !== 200) throw new Error(`gateway answered ${warm.status}`);
+await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
+const hit = await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
+if (hit.status !== 200 || hit.headers.get("x-health-cache") !== "hit") throw new Error(`gateway answered ${hit.status}`);
+const sameBytes = join(tmpdir(), "health-bench-response.json");
+writeFileSync(sameBytes, JSON.stringify({ body: await hit.text(), headers: Object.fromEntries(hit.headers) }));
+await using same = await startTarget(["bench/targets.ts", "bare-same"], { BENCH_RESPONSE: sameBytes });
+
 await wrk(`${bare.url}/`, { ...options, duration: 2, script });
+await wrk(`${same.url}/`, { ...options, duration: 2, script });
 await wrk(`${gateway.url}/cli/code/sessions`, { ...options, duration: 2, script });
 
 const baseline = await wrk(`${bare.url}/`, { ...options, script });
+const sameResponse = await wrk(`${same.url}/`, { ...options, script });
 const planning = await wrk(`${gateway.url}/cli/code/sessions`, { ...options, script });
 
 console.log(`planning: wrk -t1 -c${options.connections} -d${options.duration}s, loopback, ${navigator.hardwareConcurrency} cores`);
 console.log(TABLE_HEAD);
 console.log(formatRow("bare Bun.serve (POST, JSON parse)", baseline));
+console.log(formatRow("bare Bun.serve, the gateway's response bytes and headers", sameResponse, baseline));
 console.log(formatRow("planning cache hit, all plugins", planning, baseline));
+console.log(`cache hit vs same-bytes bare: ${((planning.requestsPerSecond / sameResponse.requestsPerSecond) * 100).toFixed(1)}%`);
 console.log(`p99 added: ${(planning.p99Ms - baseline.p99Ms).toFixed(2)} ms`);

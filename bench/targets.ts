@@ -33,7 +33,20 @@ function seedTokens(dbUrl: string, count: number) {
 }
 
 const kind = process.argv[2];
-if (kind === "bare") {
+if (kind === "bare-same") {
+  // Answers with the very bytes and headers the gateway sent (BENCH_RESPONSE, a JSON file of
+  // { body, headers }): what is left between the two is framework and plugin work.
+  const { body, headers } = JSON.parse(await Bun.file(process.env.BENCH_RESPONSE ?? "").text());
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      await request.json();
+      return new Response(body, { headers: { ...headers, "x-request-id": crypto.randomUUID() } });
+    },
+  });
+  console.log(`READY http://127.0.0.1:${server.port} {}`);
+} else if (kind === "bare") {
   const answer = JSON.stringify({ model: "planner-v0", assistant_message: "ok", tool_plan: [] });
   const server = Bun.serve({
     port: 0,
@@ -61,7 +74,7 @@ if (kind === "bare") {
   const running = await startServer(loaded.config, { log: () => {} });
   console.log(`READY ${running.url} ${JSON.stringify(tokens)}`);
 } else {
-  console.error("usage: bun bench/targets.ts bare|gateway");
+  console.error("usage: bun bench/targets.ts bare|bare-same|gateway");
   process.exit(2);
 }
 

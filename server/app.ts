@@ -87,7 +87,8 @@ function cliRoutes(deps: AppDeps) {
     .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
     .use(planning({ upstream: deps.upstream, audit: deps.audit }))
     .use(sanitizer())
-    .post("/code/sessions", ({ body, state, callUpstream }) => callUpstream(body, state), {
+    // async on purpose: Elysia awaits a handler's promise only when it recognises the handler as async.
+    .post("/code/sessions", async ({ body, state, callUpstream }) => callUpstream(body, state), {
       body: planningRequestSchema,
       parse: jsonBody(PLANNING_BODY_LIMIT),
     });
