@@ -12,7 +12,7 @@ import { planning } from "../plugins/planning.ts";
 import { rateLimit } from "../plugins/rate-limit.ts";
 import { safetyGate } from "../plugins/safety-gate.ts";
 import { sanitizer } from "../plugins/sanitizer.ts";
-import { planningRequestSchema } from "../schema/wire.ts";
+import { type AccountResponse, planningRequestSchema } from "../schema/wire.ts";
 import { adminConsole } from "./admin.ts";
 import type { AuditLog } from "./audit-log.ts";
 import type { Authenticator } from "./authenticator.ts";
@@ -22,7 +22,7 @@ import { errorHandler } from "./errors.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { PlanResult } from "./plan-result.ts";
-import type { RateLimitStore } from "./rate-limit-store.ts";
+import type { RateLimitStore, WindowState } from "./rate-limit-store.ts";
 import type { Engine } from "../core/loop/engine.ts";
 import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./loop-catalog.ts";
@@ -62,20 +62,17 @@ export const PLANNING_CHAIN = [
 function cliRoutes(deps: AppDeps) {
   return new Elysia({ prefix: "/cli" })
     .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
-    .get("/account", function account({ state, headers }) {
-      const principal = state.principal;
+    .get("/account", function account({ state, headers }): AccountResponse {
       const company = state.company ?? "";
       const limits = deps.rateLimits.peek(company, Date.now());
+      const budget = (w: WindowState) => ({ limit: w.limit, remaining: w.remaining, reset_seconds: w.resetSeconds });
       return {
         company,
-        token_name: principal?.name ?? "",
-        scopes: [...(principal?.scopes ?? [])],
+        token_name: state.principal?.name ?? "",
+        scopes: [...(state.principal?.scopes ?? [])],
         cli_version: headers["x-service-cli-version"] ?? null,
         server_version: SERVER_VERSION,
-        rate_limit: {
-          minute: { limit: limits.minute.limit, remaining: limits.minute.remaining, reset_seconds: limits.minute.resetSeconds },
-          day: { limit: limits.day.limit, remaining: limits.day.remaining, reset_seconds: limits.day.resetSeconds },
-        },
+        rate_limit: { minute: budget(limits.minute), day: budget(limits.day) },
       };
     })
     .onTransform(function declarePlanningChain({ state }) {
