@@ -45,7 +45,7 @@ export const cache = (options: CacheOptions) => {
   // A flight per request that leads one, so its hooks can settle it.
   const leading = new WeakMap<object, { key: string; flight: Flight }>();
 
-  return new Elysia({ name: "health.cache", seed: instanceSeed() })
+  const plugin = new Elysia({ name: "health.cache", seed: instanceSeed() })
     .use(context)
     // async: Elysia awaits a hook's result only when the hook itself is an async function.
     .onBeforeHandle({ as: "scoped" }, async function serveFromCache({ body, state }) {
@@ -79,21 +79,28 @@ export const cache = (options: CacheOptions) => {
       const mine = { promise, resolve, reject };
       flights.set(key, mine);
       leading.set(state, { key, flight: mine });
+      // The leader failed (upstream error, timeout): waiters fail with it rather than hang.
+      state.onFailure(function releaseWaiters(error) {
+        land(state, { ok: false, error });
+      });
     })
     .onAfterHandle({ as: "scoped" }, function fillCache({ responseValue, state }) {
-      const lead = leading.get(state);
-      if (lead === undefined || !(responseValue instanceof PlanResult)) return;
-      leading.delete(state);
-      flights.delete(lead.key);
-      options.store.set(lead.key, responseValue, options.ttlMs, now());
-      lead.flight.resolve(responseValue);
-    })
-    .onAfterResponse({ as: "scoped" }, function releaseWaiters({ state }) {
-      // The leader failed (upstream error, timeout): waiters fail with it rather than hang.
-      const lead = leading.get(state);
-      if (lead === undefined) return;
-      leading.delete(state);
-      flights.delete(lead.key);
-      lead.flight.reject(state.failure ?? new Error("the coalesced upstream call failed"));
+      if (responseValue instanceof PlanResult) land(state, { ok: true, value: responseValue });
     });
+
+  return plugin;
+
+  /** Ends the flight this request leads: stores and shares a success, passes on a failure. */
+  function land(state: object, outcome: { ok: true; value: PlanResult } | { ok: false; error: unknown }): void {
+    const lead = leading.get(state);
+    if (lead === undefined) return;
+    leading.delete(state);
+    flights.delete(lead.key);
+    if (outcome.ok) {
+      options.store.set(lead.key, outcome.value, options.ttlMs, now());
+      lead.flight.resolve(outcome.value);
+    } else {
+      lead.flight.reject(outcome.error);
+    }
+  }
 };

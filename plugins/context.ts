@@ -27,8 +27,7 @@ export class RequestState {
   auditId: string | undefined;
   /** An Idempotency-Key reserved by this request, released or stored when it ends. */
   idempotency: { scope: string; key: string } | undefined;
-  /** The error that ended this request, for hooks that run after the response. */
-  failure: unknown;
+  private failureHandlers: Array<(error: unknown) => void> | undefined;
 
   /** Runs `fn` and records its duration under `name` (a plugin name). */
   time<T>(name: string, fn: () => T): T {
@@ -38,6 +37,23 @@ export class RequestState {
     } finally {
       this.timings.push({ name, ms: performance.now() - start });
     }
+  }
+
+  /**
+   * Runs `handler` if this request ends in an error: a plugin that reserved something (a cache
+   * flight, an Idempotency-Key) releases it there. Cheaper than an after-response hook on every
+   * request, which Elysia makes every response pay for.
+   */
+  onFailure(handler: (error: unknown) => void): void {
+    this.failureHandlers ??= [];
+    this.failureHandlers.push(handler);
+  }
+
+  /** Called once by the error renderer. */
+  fail(error: unknown): void {
+    const handlers = this.failureHandlers;
+    this.failureHandlers = undefined;
+    for (const handler of handlers ?? []) handler(error);
   }
 
   record(name: string, ms: number): void {

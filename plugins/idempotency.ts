@@ -43,6 +43,12 @@ export const idempotency = (options: IdempotencyOptions) => {
       switch (outcome.kind) {
         case "new":
           state.idempotency = { scope, key };
+          // An error ends the request before storeForReplay: free the key so the client can retry.
+          state.onFailure(function releaseKey() {
+            if (state.idempotency === undefined) return;
+            state.idempotency = undefined;
+            options.store.abandon(scope, key);
+          });
           return;
         case "conflict":
           throw new HttpProblem(
@@ -72,12 +78,5 @@ export const idempotency = (options: IdempotencyOptions) => {
         if (typeof value === "string") kept[name] = value;
       }
       options.store.complete(pending.scope, pending.key, status, responseValue, kept);
-    })
-    .onAfterResponse({ as: "scoped" }, function releaseUnfinished({ state }) {
-      // An error skipped storeForReplay: free the key so the client can retry it.
-      const pending = state.idempotency;
-      if (pending === undefined) return;
-      state.idempotency = undefined;
-      options.store.abandon(pending.scope, pending.key);
     });
 };

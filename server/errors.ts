@@ -74,7 +74,7 @@ export const errorHandler = new Elysia({ name: "health.errors" }).onError(
     const state = (ctx as { state?: RequestState }).state;
     const parts = classifyError(code, error);
     const requestId = state?.requestId ?? crypto.randomUUID();
-    if (state) state.failure = error;
+    state?.fail(error);
     if (parts.code === "internal") {
       const name = error instanceof Error ? error.name : typeof error;
       console.error(`[health] request ${requestId} failed: ${name}`);

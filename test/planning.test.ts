@@ -275,6 +275,19 @@ describe("upstream", () => {
     expect(responses.map((r) => r.headers.get("x-health-cache")).sort()).toEqual(["hit", "hit", "hit", "hit", "hit", "hit", "hit", "miss"]);
   });
 
+  test("when the one coalesced upstream call fails, every waiter fails with it and nothing is cached", async () => {
+    await using stub = startUpstreamStub();
+    stub.script({ delayMs: 200, status: 503 });
+    await using server = await startTestServer({ HEALTH_UPSTREAM_URL: stub.url, HEALTH_UPSTREAM_RETRIES: "0" });
+    const responses = await Promise.all(Array.from({ length: 4 }, () => postPlan(server.url, server.systemKey)));
+    expect(responses.map((r) => r.status)).toEqual([502, 502, 502, 502]);
+    for (const r of responses) expect((await problemOf(r)).code).toBe("upstream_error");
+    expect(stub.calls.length).toBe(1);
+    const retry = await postPlan(server.url, server.systemKey);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("x-health-cache")).toBe("miss");
+  });
+
   test("a hostile plan leaves with every unsafe step blocked and the message cut to 6 lines", async () => {
     await using stub = startUpstreamStub();
     const hostile = {
