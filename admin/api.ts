@@ -16,6 +16,7 @@ export type RunSummary = Outputs["runs"]["list"]["runs"][number];
 export type Run = Outputs["runs"]["get"];
 export type RunStep = Run["steps"][number];
 export type RunStatus = RunSummary["status"];
+export type DeviceRequest = Outputs["device"]["lookup"];
 
 const signedOutListeners = new Set<() => void>();
 

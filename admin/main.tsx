@@ -5,6 +5,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, errorCode, errorMessage, type Me, onSignedOut } from "./api.ts";
+import { DevicePage } from "./device.tsx";
 import { LoopPage, LoopsPage } from "./loops.tsx";
 import { Link, paths, parseRoute, type Route, usePathname } from "./router.tsx";
 import { RunPage, RunsPage } from "./runs.tsx";
@@ -82,6 +83,7 @@ const NAV: Array<{ label: string; href: string; routes: Route["name"][] }> = [
   { label: "Loops", href: paths.loops(), routes: ["loops", "loop"] },
   { label: "Runs", href: paths.runs(), routes: ["runs", "run"] },
   { label: "Settings", href: paths.tokens(), routes: ["tokens"] },
+  { label: "Device login", href: paths.device(), routes: ["device"] },
 ];
 
 function Shell({ me, onSignedOut: signedOut }: { me: Me; onSignedOut: () => void }) {
@@ -126,13 +128,13 @@ function Shell({ me, onSignedOut: signedOut }: { me: Me; onSignedOut: () => void
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Screen route={route} canManage={canManage} />
+        <Screen route={route} me={me} canManage={canManage} />
       </main>
     </>
   );
 }
 
-function Screen({ route, canManage }: { route: Route; canManage: boolean }) {
+function Screen({ route, me, canManage }: { route: Route; me: Me; canManage: boolean }) {
   switch (route.name) {
     case "loops":
       return <LoopsPage />;
@@ -144,6 +146,8 @@ function Screen({ route, canManage }: { route: Route; canManage: boolean }) {
       return <RunPage key={route.runId} runId={route.runId} canTerminate={canManage} />;
     case "tokens":
       return <TokensPage canManage={canManage} />;
+    case "device":
+      return <DevicePage me={me} />;
     case "not-found":
       return (
         <>

@@ -1,5 +1,5 @@
 /**
- * A small History API router: the console has five screens, which does not justify a routing
+ * A small History API router: the console has six screens, which does not justify a routing
  * library. The server answers every /admin/* path with the same index, so any URL here can be
  * bookmarked or reloaded.
  */
@@ -14,6 +14,7 @@ export type Route =
   | { name: "runs" }
   | { name: "run"; runId: string }
   | { name: "tokens" }
+  | { name: "device" }
   | { name: "not-found" };
 
 export const paths = {
@@ -22,6 +23,8 @@ export const paths = {
   runs: () => `${BASE}/runs`,
   run: (runId: string) => `${BASE}/runs/${encodeURIComponent(runId)}`,
   tokens: () => `${BASE}/settings/tokens`,
+  /** The approval page of `health login`; the server links here with `?code=`. */
+  device: () => `${BASE}/device`,
 };
 
 export function parseRoute(pathname: string): Route {
@@ -36,6 +39,7 @@ export function parseRoute(pathname: string): Route {
   if (first === "loops") return second === undefined ? { name: "loops" } : { name: "loop", loopId: second };
   if (first === "runs") return second === undefined ? { name: "runs" } : { name: "run", runId: second };
   if (first === "settings" && (second === undefined || second === "tokens")) return { name: "tokens" };
+  if (first === "device" && second === undefined) return { name: "device" };
   return { name: "not-found" };
 }
 

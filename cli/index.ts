@@ -13,6 +13,7 @@ export default defineCommand({
 
 Examples:
   health code --prompt "build an SMS intake agent"      plan offline (no network)
+  health login                                          sign in by approving a code in the console
   health login --token <system key or cli:run token>    store a token for hosted planning
   health code --hosted --prompt "build an intake agent" plan with the hosted planner
   health code                                           the interactive planner (REPL)

@@ -1,5 +1,6 @@
-/** Inputs of the admin tRPC procedures (auth, tokens), validated at the boundary. */
+/** Inputs of the admin tRPC procedures (auth, tokens, runs, device), validated at the boundary. */
 import * as v from "valibot";
+import { isUserCode, normalizeUserCode } from "../core/device-codes.ts";
 import { scopeSchema } from "../core/tokens.ts";
 
 // Control characters would let a name rewrite a terminal or a log line.
@@ -48,3 +49,28 @@ export const runsListInput = v.optional(
 export const runIdInput = v.object({ id: runIdSchema });
 /** `body` absent means the run's event.body is undefined, as for a bodiless trigger. */
 export const runStartInput = v.object({ loopId: loopIdSchema, body: v.optional(v.unknown()) });
+
+/** A device-link request's client name: what the approving admin is shown, so no control characters. */
+export const deviceStartInput = v.optional(
+  v.object({
+    clientName: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        v.minLength(1, "clientName must not be empty"),
+        v.maxLength(100, "clientName must be at most 100 characters"),
+        noControl("clientName"),
+      ),
+    ),
+  }),
+  {},
+);
+// Only the length is checked: a malformed code answers like an unknown one, as RFC 8628 wants.
+export const devicePollInput = v.object({ deviceCode: v.pipe(v.string(), v.maxLength(128)) });
+export const userCodeSchema = v.pipe(
+  v.string(),
+  v.maxLength(32, "code must be 8 letters, such as BCDF-GHJK"),
+  v.transform(normalizeUserCode),
+  v.check(isUserCode, "code must be 8 letters, such as BCDF-GHJK"),
+);
+export const deviceUserCodeInput = v.object({ userCode: userCodeSchema });

@@ -194,3 +194,35 @@ export const runSteps = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.key] })],
 );
+
+/**
+ * Device-link sign-ins (RFC 8628, adapted to admin sessions): the CLI polls with a device code,
+ * an admin approves the short user code in the console, and the next poll gets a new session.
+ * Only the SHA-256 of the device code is stored; the session is created when it is collected.
+ */
+export const deviceLogins = sqliteTable(
+  "device_logins",
+  {
+    id: text().primaryKey(),
+    /** Hex SHA-256 of the device code the CLI polls with. The code itself is never stored. */
+    deviceCodeHash: text().notNull(),
+    /** 8 characters of the user-code alphabet, without the dash shown to people. */
+    userCode: text().notNull(),
+    status: text({ enum: ["pending", "approved", "denied", "consumed"] }).notNull(),
+    /** What the CLI says it is (e.g. `health CLI on build-01`), shown to the approving admin. */
+    clientName: text().notNull(),
+    /** The admin who approved or denied, and the organization the new session belongs to. */
+    userId: text().references(() => users.id),
+    orgId: text().references(() => organizations.id),
+    createdAt: integer().notNull(),
+    expiresAt: integer().notNull(),
+    /** When an admin approved or denied. */
+    approvedAt: integer(),
+    lastPolledAt: integer(),
+  },
+  (t) => [
+    uniqueIndex("device_logins_device_code_hash").on(t.deviceCodeHash),
+    uniqueIndex("device_logins_user_code").on(t.userCode),
+    index("device_logins_expires").on(t.expiresAt),
+  ],
+);

@@ -79,15 +79,15 @@ describe("health login", () => {
     expect(empty.code).toBe(2);
   });
 
-  test("health login alone without a terminal says how to log in, exit 2, and does not hang", async () => {
+  test("health login --email without a terminal says to use --password-stdin, exit 2, and does not hang", async () => {
     using dir = tempDir("health-cli-auth-");
-    const result = await cli(["login"], { cwd: dir, home: dir });
+    const result = await cli(["login", "--email", ADMIN.email], { cwd: dir, home: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("needs a terminal");
     expect(result.stderr).toContain("--password-stdin");
   });
 
-  test("health login alone in a terminal asks for the email and a masked password", async () => {
+  test("health login --email in a terminal asks for a masked password", async () => {
     await using server = await startTestServer(adminEnv);
     using dir = tempDir("health-cli-auth-");
     let output = "";
@@ -99,14 +99,12 @@ describe("health login", () => {
         output += decoder.decode(data, { stream: true });
       },
     });
-    const login = Bun.spawn([process.execPath, CLI_BIN, "login", "--server", server.url], {
+    const login = Bun.spawn([process.execPath, CLI_BIN, "login", "--server", server.url, "--email", ADMIN.email], {
       cwd: dir,
       env: cliEnv(dir),
       terminal,
     });
-    await until("the email prompt", () => output.includes("Email: "));
-    terminal.write(`${ADMIN.email}\r`);
-    await until("the password prompt", () => output.includes("Password: "));
+    await until("the password prompt", () => output.includes(`Password for ${ADMIN.email}: `));
     terminal.write(`${ADMIN.password}\r`);
     expect(await login.exited).toBe(0);
     await until("the result", () => output.includes("Logged in"));

@@ -2,7 +2,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
+import { cli, deadServerUrl, json, tempDir } from "./fixtures/cli/cli.ts";
 import type { RunRecord } from "../cli/code/store.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
@@ -171,17 +171,36 @@ describe("health code --exec", () => {
     }
   });
 
-  test("the step's exit code is passed on, and stdin is closed (an interactive step fails fast)", async () => {
+  test("stdin is closed and not a terminal: an interactive step (the REPL) fails fast instead of waiting", async () => {
     using dir = tempDir("health-cli-exec-");
-    const session = await plan(dir, "log me in to the server");
-    expect(session.tool_plan[0]?.command).toBe("health login");
+    const session = await plan(dir, "which tools can my agent use?");
+    const path = join(dir, ".health", "code", "sessions", `${session.session_id}.json`);
+    const saved = JSON.parse(readFileSync(path, "utf8"));
+    // `health code` alone is the REPL; the gate allows it, and it needs a terminal.
+    saved.tool_plan[0].command = "health code";
+    writeFileSync(path, JSON.stringify(saved));
     const result = await cli(["code", "--exec", "--session-id", session.session_id, "--step", "1", "--json"], {
       cwd: dir,
       home: dir,
     });
-    expect(result.code).toBe(2);
     const record = json<RunRecord>(result);
     expect(record.exit_code).toBe(2);
     expect(record.stderr).toContain("needs a terminal");
+  });
+
+  test("the step's exit code is passed on (health login against a server that is down fails fast)", async () => {
+    using dir = tempDir("health-cli-exec-");
+    const session = await plan(dir, "log me in to the server");
+    expect(session.tool_plan[0]?.command).toBe("health login");
+    // health login alone is the device link: it needs no stdin, only a server, and this one is down.
+    const result = await cli(["code", "--exec", "--session-id", session.session_id, "--step", "1", "--json"], {
+      cwd: dir,
+      home: dir,
+      env: { HEALTH_URL: deadServerUrl() },
+    });
+    expect(result.code).toBe(1);
+    const record = json<RunRecord>(result);
+    expect(record.exit_code).toBe(1);
+    expect(record.stderr).toContain("Cannot reach the health server");
   });
 });

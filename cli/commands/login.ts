@@ -2,27 +2,34 @@
 import { defineCommand } from "citty";
 import { CliError, UsageError } from "../errors.ts";
 import { callServer, fetchAccount, trpcClient } from "../lib/api.ts";
+import { loginWithDevice } from "../lib/device-login.ts";
 import { saveCredential } from "../lib/home.ts";
 import { log } from "../lib/log.ts";
 import { resolveServer } from "../lib/server.ts";
-import { isInteractive, promptLine, promptSecret, readSecretFromStdin } from "../lib/stdin.ts";
+import { isInteractive, promptSecret, readSecretFromStdin } from "../lib/stdin.ts";
 
 export default defineCommand({
   meta: {
     name: "login",
     description: `Sign in to a health server (admin session or token).
 
-The credentials go to $HEALTH_HOME/credentials.json (mode 0600). With --email and --password-stdin an admin signs in without a prompt (for scripts and CI).
-With --token (or --token-stdin) a system key or a cli:run API token is stored for hosted planning;
-it is checked against the server's /cli/account first. With neither, email and password are
-asked for in the terminal. The server (--server, HEALTH_URL, default http://127.0.0.1:3000) is
-stored with the credentials, and they are only ever sent to that server.
+With no credential flags, health login links this device: it prints a URL and a code, you approve
+the code in the admin console (signed in there as yourself), and this CLI receives a session of
+its own. It only prints and polls, so it works without a terminal too (SSH, containers, CI logs).
+The code expires after 10 minutes; Ctrl+C cancels.
+
+With --email and --password-stdin an admin signs in without a prompt (for scripts and CI);
+--email alone asks for the password in a terminal. With --token (or --token-stdin) a system key
+or a cli:run API token is stored for hosted planning; it is checked against the server's
+/cli/account first. The credentials go to $HEALTH_HOME/credentials.json (mode 0600) with the
+server (--server, HEALTH_URL, default http://127.0.0.1:3000), and are only ever sent to it.
 
 Examples:
+  health login --server https://health.example.org
   printf '%s' "$PASSWORD" | health login --server http://127.0.0.1:3000 --email admin@example.com --password-stdin
+  health login --email admin@example.com
   health login --token "$HEALTH_SYSTEM_KEY"
-  printf '%s' "$TOKEN" | health login --token-stdin
-  health login`,
+  printf '%s' "$TOKEN" | health login --token-stdin`,
   },
   args: {
     server: {
@@ -46,6 +53,10 @@ Examples:
       await loginWithToken(server, token);
       return;
     }
+    if (args.email === undefined && args["password-stdin"] !== true) {
+      await storeSession(server, await loginWithDevice(server));
+      return;
+    }
     const { email, password } = await askForPassword(args.email, args["password-stdin"] === true);
     await loginWithPassword(server, email, password);
   },
@@ -67,19 +78,16 @@ async function askForPassword(
   email: string | undefined,
   fromStdin: boolean,
 ): Promise<{ email: string; password: string }> {
-  if (fromStdin) {
-    if (email === undefined || email === "") throw new UsageError("--password-stdin needs --email <email>");
-    return { email, password: await readSecretFromStdin("password") };
-  }
+  const given = email?.trim() ?? "";
+  if (given === "") throw new UsageError(fromStdin ? "--password-stdin needs --email <email>" : "--email needs a value");
+  if (fromStdin) return { email: given, password: await readSecretFromStdin("password") };
   if (!isInteractive()) {
     throw new UsageError(
-      "health login needs a terminal to ask for your email and password",
-      "Without one, use --email <email> --password-stdin, or --token <token>",
+      "health login --email needs a terminal to ask for the password",
+      "Without one, pipe it in with --password-stdin, or run health login alone to approve this device in the console",
     );
   }
-  const asked = email ?? (await promptLine("Email: "));
-  if (asked.trim() === "") throw new CliError("Cancelled: no email given");
-  return { email: asked.trim(), password: await promptSecret("Password: ") };
+  return { email: given, password: await promptSecret(`Password for ${given}: `) };
 }
 
 export async function loginWithPassword(server: string, email: string, password: string): Promise<void> {

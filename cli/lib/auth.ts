@@ -23,8 +23,8 @@ export function requireSession(serverFlag: string | undefined): SessionLogin {
   if (stored?.session === undefined) {
     const hint =
       stored?.token !== undefined
-        ? "A token is stored, but managing tokens needs an admin session: health login --email <e> --password-stdin"
-        : "Run health login --email <e> --password-stdin (or health login in a terminal)";
+        ? "A token is stored, but managing tokens needs an admin session: run health login (or health login --email <e> --password-stdin)"
+        : "Run health login and approve it in the console (or health login --email <e> --password-stdin)";
     const message =
       credentials !== undefined && credentials.server !== url
         ? notLoggedIn(url, credentials)

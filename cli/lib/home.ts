@@ -2,9 +2,9 @@
  * `HEALTH_HOME` (default `~/.health`): the builder's credentials and settings. Credentials are
  * written atomically with mode 0600 in a 0700 directory, because they are bearer secrets.
  *
- * credentials.json holds at most one admin session (from `health login --email`) and one token
- * (a system key or a `cli:run` token, from `health login --token`), both for one server: they
- * are only ever sent to the server they were issued by.
+ * credentials.json holds at most one admin session (from `health login`, by device link or
+ * --email) and one token (a system key or a `cli:run` token, from `health login --token`), both
+ * for one server: they are only ever sent to the server they were issued by.
  *
  * settings.json is optional and edited by hand: `{ "company": "<slug>" }` sets the
  * `X-Service-Company` attribution header of hosted planning calls.

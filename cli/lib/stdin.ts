@@ -1,5 +1,4 @@
 /** Reading secrets: from a pipe (`--password-stdin`) or typed at a masked prompt. */
-import { createInterface } from "node:readline/promises";
 import { CliError, UsageError } from "../errors.ts";
 
 /** Everything on stdin, minus one trailing newline (what `echo` and here-strings add). */
@@ -13,23 +12,6 @@ export async function readSecretFromStdin(what: string): Promise<string> {
 
 export function isInteractive(): boolean {
   return process.stdin.isTTY === true && process.stderr.isTTY === true;
-}
-
-/**
- * Asks for one line of text on stderr. (consola.prompt's text prompt resolves to undefined under
- * Bun 1.4, so the line editor of node:readline is used instead.) Ctrl+C cancels.
- */
-export async function promptLine(question: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  const cancelled = new Promise<never>((_, reject) => {
-    rl.once("SIGINT", () => reject(new CliError("Cancelled")));
-    rl.once("close", () => reject(new CliError("Cancelled")));
-  });
-  try {
-    return await Promise.race([rl.question(question), cancelled]);
-  } finally {
-    rl.close();
-  }
 }
 
 /**

@@ -58,8 +58,10 @@ export async function verifyPassword(db: Db, emailInput: string, password: strin
   return valid && user ? user.id : null;
 }
 
-export function createSession(db: Db, userId: string): { token: string; expiresAt: number } {
-  const membership = db.orm.select().from(memberships).where(eq(memberships.userId, userId)).get();
+/** A session in `orgId` (a device-link approval names it), else in the user's organization. */
+export function createSession(db: Db, userId: string, orgId?: string): { token: string; expiresAt: number } {
+  const inOrg = orgId === undefined ? undefined : eq(memberships.orgId, orgId);
+  const membership = db.orm.select().from(memberships).where(and(eq(memberships.userId, userId), inOrg)).get();
   if (!membership) throw new Error("user has no organization");
   const token = `${SESSION_PREFIX}${randomBase62(40)}`;
   const now = Date.now();

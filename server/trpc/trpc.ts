@@ -7,11 +7,14 @@ import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../loop-catalog.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
+import type { DeviceStartLimiter } from "../services/device-logins.ts";
 
 export interface TrpcContext {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  /** Unauthenticated device-link starts per client address. */
+  deviceStartLimiter: DeviceStartLimiter;
   session: SessionUser | null;
   engine: Engine;
   catalog: LoopCatalog;

@@ -1,5 +1,6 @@
 import { router } from "../trpc.ts";
 import { authRouter } from "./auth.ts";
+import { deviceRouter } from "./device.ts";
 import { loopsRouter } from "./loops.ts";
 import { runsRouter } from "./runs.ts";
 import { tokensRouter } from "./tokens.ts";
@@ -9,6 +10,7 @@ export const appRouter = router({
   tokens: tokensRouter,
   loops: loopsRouter,
   runs: runsRouter,
+  device: deviceRouter,
 });
 
 /** The only thing the console and typed clients import from the server. */
