@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { loadConfig } from "../server/config.ts";
+
+describe("configuration from the environment", () => {
+  test("defaults are the contract's", () => {
+    const loaded = loadConfig({});
+    expect(loaded).toEqual({
+      ok: true,
+      config: {
+        PORT: 3000,
+        HOST: "127.0.0.1",
+        HEALTH_DATABASE_URL: "file:.health/health.db",
+        HEALTH_UPSTREAM_MODEL: "openrouter/auto",
+        HEALTH_UPSTREAM_TIMEOUT_MS: 20_000,
+        HEALTH_UPSTREAM_RETRIES: 2,
+        HEALTH_CACHE_TTL_SECONDS: 300,
+        HEALTH_LOOPS_DIR: "loops",
+        HEALTH_LOOP_CONCURRENCY: 4,
+        HEALTH_RATE_LIMIT_PER_MINUTE: 20,
+        HEALTH_RATE_LIMIT_PER_DAY: 200,
+      },
+    });
+  });
+
+  test("every bad value gets its own clear line; empty counts as unset", () => {
+    const loaded = loadConfig({
+      PORT: "eighty",
+      HOST: "",
+      HEALTH_UPSTREAM_URL: "ftp://gateway.example",
+      HEALTH_SYSTEM_KEY: "short",
+      HEALTH_RATE_LIMIT_PER_MINUTE: "0",
+      HEALTH_ADMIN_EMAIL: "not-an-email",
+    });
+    expect(loaded).toEqual({
+      ok: false,
+      problems: [
+        "PORT must be a whole number",
+        "HEALTH_SYSTEM_KEY must be at least 24 characters",
+        "HEALTH_UPSTREAM_URL must use http or https",
+        "HEALTH_ADMIN_EMAIL must be an email address",
+        "HEALTH_RATE_LIMIT_PER_MINUTE must be at least 1",
+      ],
+    });
+  });
+
+  test("the admin email and password come together", () => {
+    expect(loadConfig({ HEALTH_ADMIN_EMAIL: "admin@example.com" })).toEqual({
+      ok: false,
+      problems: ["HEALTH_ADMIN_EMAIL and HEALTH_ADMIN_PASSWORD must be set together"],
+    });
+  });
+
+  test("the server refuses to start on bad configuration: exit 2, one line per problem, nothing listening", async () => {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "server", "main.ts")], {
+      env: { ...process.env, PORT: "99999", HEALTH_UPSTREAM_RETRIES: "9" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toBe(
+      "health: invalid configuration\n  - PORT must be at most 65535\n  - HEALTH_UPSTREAM_RETRIES must be at most 5\n",
+    );
+    expect(await new Response(proc.stdout).text()).toBe("");
+  });
+});
