@@ -29,7 +29,8 @@ function sanitizeOnce(draft: DraftPlan): SanitizedPlan {
 export function toResponse(result: PlanResult, state: RequestState): PlanningResponse {
   const clean = sanitizeOnce(result.draft);
   state.blockedSteps = clean.blockedSteps;
-  state.auditId = `cli-code-${crypto.randomUUID()}`;
+  // UUIDv7: time-ordered, so audit rows append to plan_audit's primary key (see core/ids.ts).
+  state.auditId = `cli-code-${Bun.randomUUIDv7()}`;
   const intent = state.intent ?? "build_agent";
   return {
     model: PLANNER_MODEL,

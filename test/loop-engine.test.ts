@@ -23,8 +23,8 @@ describe("running loops", () => {
   test("enqueue commits a queued run and answers ids of the right shape", async () => {
     await using t = await testEngine();
     const ids = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: { a: 1 }, trigger: TRIGGER });
-    expect(ids.runId).toMatch(/^run_[A-Za-z0-9]{22}$/);
-    expect(ids.workflowInstanceId).toMatch(/^wfi_[A-Za-z0-9]{22}$/);
+    expect(ids.runId).toMatch(/^run_[A-Za-z0-9]{24}$/);
+    expect(ids.workflowInstanceId).toMatch(/^wfi_[A-Za-z0-9]{24}$/);
     // Read through a second connection: the row is durable before enqueue returned.
     const other = openDatabase(join(t.dir, "health.db"));
     const row = other.sqlite.query("SELECT status, input FROM runs WHERE id = ?1").get(ids.runId);
