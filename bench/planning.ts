@@ -2,18 +2,22 @@
  * Planning cache-hit throughput through every plugin, next to a bare Bun.serve measured in
  * the same run on the same machine. Needs `wrk` (apt-get install wrk).
  *
- *   bun bench/planning.ts [--duration 5] [--connections 32]
+ *   bun bench/planning.ts [--duration 3] [--connections 32] [--rounds 3]
  */
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { formatRow, requestScript, startTarget, TABLE_HEAD, wrk } from "./wrk.ts";
+import { formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
 
 const { values } = parseArgs({
-  options: { duration: { type: "string", default: "5" }, connections: { type: "string", default: "32" } },
+  options: {
+    duration: { type: "string", default: "3" },
+    connections: { type: "string", default: "32" },
+    rounds: { type: "string", default: "3" },
+  },
 });
-const options = { duration: Number(values.duration), connections: Number(values.connections) };
+const options = { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
 
 const systemKey = "bench-system-key-0123456789abcdef";
 const body = JSON.stringify({
@@ -43,11 +47,14 @@ await wrk(`${bare.url}/`, { ...options, duration: 2, script });
 await wrk(`${same.url}/`, { ...options, duration: 2, script });
 await wrk(`${gateway.url}/cli/code/sessions`, { ...options, duration: 2, script });
 
-const baseline = await wrk(`${bare.url}/`, { ...options, script });
-const sameResponse = await wrk(`${same.url}/`, { ...options, script });
-const planning = await wrk(`${gateway.url}/cli/code/sessions`, { ...options, script });
+const [baseline, sameResponse, planning] = (await interleaved(
+  [{ url: `${bare.url}/`, script }, { url: `${same.url}/`, script }, { url: `${gateway.url}/cli/code/sessions`, script }],
+  options,
+)) as [WrkResult, WrkResult, WrkResult];
 
-console.log(`planning: wrk -t1 -c${options.connections} -d${options.duration}s, loopback, ${navigator.hardwareConcurrency} cores`);
+console.log(
+  `planning: wrk -t1 -c${options.connections} -d${options.duration}s, median of ${options.rounds} interleaved rounds, loopback, ${navigator.hardwareConcurrency} cores`,
+);
 console.log(TABLE_HEAD);
 console.log(formatRow("bare Bun.serve (POST, JSON parse)", baseline));
 console.log(formatRow("bare Bun.serve, the gateway's response bytes and headers", sameResponse, baseline));

@@ -3,16 +3,20 @@
  * committed to SQLite before it is sent, next to a bare Bun.serve parsing the same body.
  * Runs execute in the background (one at a time) while the bench runs.
  *
- *   bun bench/trigger.ts [--duration 5] [--connections 32]
+ *   bun bench/trigger.ts [--duration 3] [--connections 32] [--rounds 3]
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { formatRow, requestScript, startTarget, TABLE_HEAD, wrk } from "./wrk.ts";
+import { formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
 
 const { values } = parseArgs({
-  options: { duration: { type: "string", default: "5" }, connections: { type: "string", default: "32" } },
+  options: {
+    duration: { type: "string", default: "3" },
+    connections: { type: "string", default: "32" },
+    rounds: { type: "string", default: "3" },
+  },
 });
-const options = { duration: Number(values.duration), connections: Number(values.connections) };
+const options = { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
 const body = JSON.stringify({ form: "registration", source: "web", fields: { name: "A. Person" } });
 
 await using bare = await startTarget(["bench/targets.ts", "bare"]);
@@ -29,10 +33,14 @@ if (first.status !== 202) throw new Error(`gateway answered ${first.status}`);
 await wrk(`${bare.url}/`, { ...options, duration: 2, script });
 await wrk(url, { ...options, duration: 2, script });
 
-const baseline = await wrk(`${bare.url}/`, { ...options, script });
-const triggers = await wrk(url, { ...options, script });
+const [baseline, triggers] = (await interleaved([{ url: `${bare.url}/`, script }, { url, script }], options)) as [
+  WrkResult,
+  WrkResult,
+];
 
-console.log(`trigger: wrk -t1 -c${options.connections} -d${options.duration}s, loopback, ${navigator.hardwareConcurrency} cores`);
+console.log(
+  `trigger: wrk -t1 -c${options.connections} -d${options.duration}s, median of ${options.rounds} interleaved rounds, loopback, ${navigator.hardwareConcurrency} cores`,
+);
 console.log(TABLE_HEAD);
 console.log(formatRow("bare Bun.serve (POST, JSON parse)", baseline));
 console.log(formatRow("durable trigger (202)", triggers, baseline));

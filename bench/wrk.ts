@@ -96,3 +96,26 @@ export function formatRow(name: string, r: WrkResult, baseline?: WrkResult): str
 }
 
 export const TABLE_HEAD = "| target | req/s | p50 ms | p99 ms | non-2xx | of bare |\n|---|---|---|---|---|---|";
+
+/**
+ * Measures every target `rounds` times, interleaved (A B C A B C …), and keeps each target's
+ * median round. On a shared 2-core machine the speed drifts within a run; interleaving spreads
+ * the drift over all targets instead of penalising whichever ran last.
+ */
+export async function interleaved(
+  targets: Array<{ url: string; script?: string }>,
+  options: { duration: number; connections: number; rounds: number },
+): Promise<WrkResult[]> {
+  const results: WrkResult[][] = targets.map(() => []);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [i, target] of targets.entries()) {
+      results[i]?.push(await wrk(target.url, { ...options, script: target.script }));
+    }
+  }
+  return results.map((runs) => {
+    const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    const median = sorted[Math.floor(sorted.length / 2)];
+    if (median === undefined) throw new Error("no rounds measured");
+    return median;
+  });
+}
