@@ -13,15 +13,14 @@ export interface AuthOptions {
   authenticate: (bearer: string) => Principal | null;
   /** The action the routes behind this plugin perform, given the request's path params. */
   action: (params: Record<string, string>) => Action;
-  /**
-   * Who the call is attributed to. Default: the token's organization slug; for the system
-   * key, a valid `X-Service-Company` header, else `system`.
-   */
-  company?: (principal: Principal, header: string | undefined) => string;
 }
 
 const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/**
+ * Who a call is attributed and rate-limited to (CONTRACT): the token's organization slug; for the
+ * system key, a valid `X-Service-Company` header, else the key itself (`system`).
+ */
 export function companyOf(principal: Principal, header: string | undefined): string {
   if (principal.kind === "token") return principal.orgSlug;
   if (header === undefined) return principal.id;
@@ -52,7 +51,7 @@ export const auth = (options: AuthOptions) =>
         const verdict = authorize(principal, options.action(params as Record<string, string>));
         if (!verdict.ok) throw forbidden(verdict.reason);
         state.principal = principal;
-        state.company = (options.company ?? companyOf)(principal, headers["x-service-company"]);
+        state.company = companyOf(principal, headers["x-service-company"]);
       });
       return {};
     });
