@@ -7,17 +7,9 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
+import { benchOptions, formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "3" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-  },
-});
-const options = { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
+const options = benchOptions();
 
 const systemKey = "bench-system-key-0123456789abcdef";
 const body = JSON.stringify({

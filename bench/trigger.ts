@@ -6,17 +6,9 @@
  *   bun bench/trigger.ts [--duration 3] [--connections 32] [--rounds 3]
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
+import { benchOptions, formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: "string", default: "3" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-  },
-});
-const options = { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
+const options = benchOptions();
 const body = JSON.stringify({ form: "registration", source: "web", fields: { name: "A. Person" } });
 
 await using bare = await startTarget(["bench/targets.ts", "bare"]);

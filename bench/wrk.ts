@@ -1,6 +1,7 @@
 /** Shared bench plumbing: start a target process, run wrk, parse its report. */
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
 
 export interface WrkResult {
@@ -118,4 +119,16 @@ export async function interleaved(
     if (median === undefined) throw new Error("no rounds measured");
     return median;
   });
+}
+
+/** `--duration <s>` (3), `--connections <n>` (32), `--rounds <n>` (3) from the command line. */
+export function benchOptions(): { duration: number; connections: number; rounds: number } {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: "string", default: "3" },
+      connections: { type: "string", default: "32" },
+      rounds: { type: "string", default: "3" },
+    },
+  });
+  return { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
 }
