@@ -1,18 +1,23 @@
-/** Turns valibot issues into the `errors: [{ path, message }]` list of a problem document. */
-import type * as v from "valibot";
-
+/**
+ * Turns validation issues into the `errors: [{ path, message }]` of a problem document or a tRPC
+ * error. Standard Schema issues (valibot's among them) carry paths of keys or `{ key }` items.
+ */
 export interface FieldError {
   path: string;
   message: string;
 }
 
-type AnyIssue = v.BaseIssue<unknown>;
-
-export function issuePath(issue: AnyIssue): string {
-  if (!issue.path || issue.path.length === 0) return "";
-  return issue.path.map((item) => String(item.key)).join(".");
+export interface StandardIssue {
+  message: string;
+  path?: ReadonlyArray<PropertyKey | { key: unknown }> | undefined;
 }
 
-export function flattenIssues(issues: readonly AnyIssue[]): FieldError[] {
+export function issuePath(issue: StandardIssue): string {
+  return (issue.path ?? [])
+    .map((item) => String(typeof item === "object" && item !== null && "key" in item ? item.key : item))
+    .join(".");
+}
+
+export function flattenIssues(issues: readonly StandardIssue[]): FieldError[] {
   return issues.map((issue) => ({ path: issuePath(issue), message: issue.message }));
 }

@@ -4,7 +4,7 @@
  * error's class only: never a stack, SQL, a token or a prompt.
  */
 import { Elysia, ValidationError } from "elysia";
-import type { FieldError } from "../schema/issues.ts";
+import { type FieldError, flattenIssues, type StandardIssue } from "../schema/issues.ts";
 import type { ErrorCode } from "../schema/wire.ts";
 import { bodyValue } from "./body.ts";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, statusOf } from "./problem.ts";
@@ -13,7 +13,7 @@ import type { RequestState } from "../plugins/context.ts";
 interface StandardLike {
   "~standard": {
     validate: (value: unknown) =>
-      | { issues?: ReadonlyArray<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> }
+      | { issues?: ReadonlyArray<StandardIssue> }
       | Promise<unknown>;
   };
 }
@@ -29,12 +29,7 @@ function validationErrors(error: ValidationError): FieldError[] {
   if (schema) {
     const result = schema["~standard"].validate(bodyValue(error.value));
     if (!(result instanceof Promise) && result.issues) {
-      return result.issues.map((issue) => ({
-        path:
-          location +
-          (issue.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)).join("."),
-        message: issue.message,
-      }));
+      return flattenIssues(result.issues).map((e) => ({ path: location + e.path, message: e.message }));
     }
   }
   return [{ path: error.type, message: "is invalid" }];

@@ -4,6 +4,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Engine } from "../../core/loop/engine.ts";
+import { type FieldError, flattenIssues, type StandardIssue } from "../../schema/issues.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../loop-catalog.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
@@ -25,18 +26,9 @@ export interface TrpcContext {
   resHeaders: Headers;
 }
 
-interface IssueLike {
-  message: string;
-  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
-}
-
-function issuesOf(cause: unknown): Array<{ path: string; message: string }> | undefined {
+function issuesOf(cause: unknown): FieldError[] | undefined {
   const issues = (cause as { issues?: unknown } | undefined)?.issues;
-  if (!Array.isArray(issues)) return undefined;
-  return (issues as IssueLike[]).map((issue) => ({
-    path: (issue.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)).join("."),
-    message: issue.message,
-  }));
+  return Array.isArray(issues) ? flattenIssues(issues as StandardIssue[]) : undefined;
 }
 
 const t = initTRPC.context<TrpcContext>().create({
