@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { canonicalJson, sha256Hex } from "../core/hash.ts";
 import { bodyValue } from "../server/body.ts";
 import type { IdempotencyStore } from "../server/idempotency-store.ts";
-import { HttpProblem } from "../server/problem.ts";
+import { HttpProblem, JSON_CONTENT_TYPE } from "../server/problem.ts";
 import { context, instanceSeed } from "./context.ts";
 
 export interface IdempotencyOptions {
@@ -58,8 +58,9 @@ export const idempotency = (options: IdempotencyOptions) => {
               : "This Idempotency-Key was used with a different request body",
           );
         case "replay":
+          // Bodies are stored as the JSON text that was sent.
           set.status = outcome.status;
-          Object.assign(set.headers, outcome.headers, { "idempotent-replayed": "true" });
+          Object.assign(set.headers, { "content-type": JSON_CONTENT_TYPE }, outcome.headers, { "idempotent-replayed": "true" });
           return outcome.body;
       }
     })

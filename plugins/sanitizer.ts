@@ -5,39 +5,43 @@
  * fresh audit id, so a cache hit still gets its own.
  */
 import { Elysia } from "elysia";
-import { type SanitizedPlan, sanitizePlan } from "../core/gate.ts";
-import type { DraftPlan } from "../schema/wire.ts";
+import type { Intent } from "../core/intents.ts";
+import { sanitizePlan } from "../core/gate.ts";
 import { PlanResult } from "../server/plan-result.ts";
+import { JSON_CONTENT_TYPE } from "../server/problem.ts";
 import { EXECUTION_TARGET, PLANNER_MODEL, type PlanningResponse } from "../schema/wire.ts";
-import { context, instanceSeed, type RequestState } from "./context.ts";
+import { context, instanceSeed } from "./context.ts";
 
 /**
- * sanitizePlan is pure and drafts are never mutated, so a cached draft is gated once and its
- * verdict reused by every hit; a draft nobody holds any more is forgotten with it.
+ * A sanitized answer serialized once, around the slot its audit id goes in: `head + id + tail`
+ * is the response body. A cache hit only draws a fresh id; gating and serializing the same
+ * plan again would cost more than everything else on the hit path.
  */
-const verdicts = new WeakMap<DraftPlan, SanitizedPlan>();
-
-function sanitizeOnce(draft: DraftPlan): SanitizedPlan {
-  let clean = verdicts.get(draft);
-  if (clean === undefined) {
-    clean = sanitizePlan(draft);
-    verdicts.set(draft, clean);
-  }
-  return clean;
+interface Envelope {
+  intent: Intent;
+  head: string;
+  tail: string;
+  blockedSteps: number;
 }
 
-export function toResponse(result: PlanResult, state: RequestState): PlanningResponse {
-  const clean = sanitizeOnce(result.draft);
-  state.blockedSteps = clean.blockedSteps;
-  // UUIDv7: time-ordered, so audit rows append to plan_audit's primary key (see core/ids.ts).
-  state.auditId = `cli-code-${Bun.randomUUIDv7()}`;
-  const intent = state.intent ?? "build_agent";
-  return {
+/** A placeholder no audit id can equal; only the real property can hold it unescaped. */
+const SLOT = "\u0000audit-id\u0000";
+const SLOT_PROPERTY = `"audit_id":${JSON.stringify(SLOT)}`;
+const AUDIT_PROPERTY = '"audit_id":"';
+
+/** Results are never mutated and a cached one keeps its intent, so the envelope is reusable. */
+const envelopes = new WeakMap<PlanResult, Envelope>();
+
+export function envelopeOf(result: PlanResult, intent: Intent): Envelope {
+  const known = envelopes.get(result);
+  if (known?.intent === intent) return known;
+  const clean = sanitizePlan(result.draft);
+  const response: PlanningResponse = {
     model: PLANNER_MODEL,
     assistant_message: clean.assistant_message,
     tool_plan: result.route === null ? [] : clean.tool_plan,
     execution_target: EXECUTION_TARGET,
-    audit_id: state.auditId,
+    audit_id: SLOT,
     metadata:
       result.route === null
         ? { upstream: "skipped", blocked: "clinical_advice", classified_intent: "clinical_blocked" }
@@ -48,6 +52,17 @@ export function toResponse(result: PlanResult, state: RequestState): PlanningRes
             classified_intent: intent,
           },
   };
+  const text = JSON.stringify(response);
+  // Inside any string value quotes are escaped, so this sequence is the audit_id property.
+  const at = text.indexOf(SLOT_PROPERTY);
+  const envelope = {
+    intent,
+    head: text.slice(0, at) + AUDIT_PROPERTY,
+    tail: text.slice(at + SLOT_PROPERTY.length - 1),
+    blockedSteps: clean.blockedSteps,
+  };
+  envelopes.set(result, envelope);
+  return envelope;
 }
 
 export const sanitizer = () =>
@@ -55,6 +70,14 @@ export const sanitizer = () =>
     .use(context)
     .onAfterHandle({ as: "scoped" }, function sanitizeResponse({ responseValue, state, set }) {
       if (!(responseValue instanceof PlanResult)) return;
+      const started = performance.now();
+      const envelope = envelopeOf(responseValue, state.intent ?? "build_agent");
+      state.blockedSteps = envelope.blockedSteps;
+      // UUIDv7: time-ordered, so audit rows append to plan_audit's primary key (see core/ids.ts).
+      state.auditId = `cli-code-${Bun.randomUUIDv7()}`;
+      set.headers["content-type"] = JSON_CONTENT_TYPE;
       set.headers["x-health-cache"] = state.cache;
-      return state.time("sanitizer", () => toResponse(responseValue, state));
+      const body = envelope.head + state.auditId + envelope.tail;
+      state.record("sanitizer", performance.now() - started);
+      return body;
     });

@@ -1,9 +1,9 @@
 /**
  * The server-side audit of planning calls: one row per answered call, never the prompt or
  * patient context. Rows leave the hot path at once: they are queued and handed over in small
- * batches to a writer. With a database file the writer is a worker thread with its own
- * connection, so the inserts, their commits and SQLite's checkpoints (which fsync) never hold
- * the event loop; with `:memory:` it writes in-thread. A hard crash can lose the rows of at
+ * batches (one JSON text each) to a writer. With a database file the writer is a worker thread
+ * with its own connection, so the inserts, their commits and SQLite's checkpoints (which fsync)
+ * never hold the event loop; with `:memory:` it writes in-thread. A hard crash can lose the rows of at
  * most one flush interval.
  */
 import type { Database } from "bun:sqlite";
@@ -11,21 +11,42 @@ import type { planAudit } from "../schema/tables.ts";
 
 export type PlanAuditRow = typeof planAudit.$inferInsert;
 
-export const INSERT_AUDIT_ROW = `INSERT OR IGNORE INTO plan_audit (auditId, requestId, company, principalKind, principalId, intent, cache, upstreamLatencyMs, blockedSteps, status, createdAt)
-  VALUES ($auditId, $requestId, $company, $principalKind, $principalId, $intent, $cache, $upstreamLatencyMs, $blockedSteps, $status, $createdAt)`;
+/** The columns of a queued row, in the order a batch carries them. */
+const COLUMNS = [
+  "auditId",
+  "requestId",
+  "company",
+  "principalKind",
+  "principalId",
+  "intent",
+  "cache",
+  "upstreamLatencyMs",
+  "blockedSteps",
+  "status",
+  "createdAt",
+] as const satisfies ReadonlyArray<keyof PlanAuditRow>;
+
+
+/**
+ * A batch travels as one JSON text (an array of row arrays): handing a worker one string costs
+ * a third of cloning the row objects, and SQLite unpacks it with a single statement.
+ */
+export const INSERT_AUDIT_BATCH = `INSERT OR IGNORE INTO plan_audit (${COLUMNS.join(", ")})
+  SELECT ${COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?)`;
 
 const BATCH_ROWS = 256;
 
-/** Writes batches of rows in one transaction each. */
-export function auditWriter(sqlite: Database): (rows: PlanAuditRow[]) => void {
-  const insert = sqlite.query(INSERT_AUDIT_ROW);
-  return sqlite.transaction((rows: PlanAuditRow[]) => {
-    for (const row of rows) insert.run({ ...row, upstreamLatencyMs: row.upstreamLatencyMs ?? null });
-  });
+/** Writes one batch (JSON text, see INSERT_AUDIT_BATCH): one statement, so one transaction. */
+export function auditWriter(sqlite: Database): (batch: string) => void {
+  const insert = sqlite.query(INSERT_AUDIT_BATCH);
+  return (batch) => {
+    insert.run(batch);
+  };
 }
 
 export interface AuditSink {
-  write(rows: PlanAuditRow[]): void;
+  /** A batch: JSON text of row arrays in COLUMNS order. */
+  write(batch: string): void;
   /** Resolves when every row handed over is committed. */
   drain(): Promise<void>;
   close(): Promise<void>;
@@ -53,7 +74,7 @@ export function workerSink(path: string): AuditSink {
       worker.postMessage({ type: "drain", id });
     });
   return {
-    write: (rows) => worker.postMessage({ type: "rows", rows }),
+    write: (batch) => worker.postMessage({ type: "rows", batch }),
     drain,
     async close() {
       await drain();
@@ -63,21 +84,33 @@ export function workerSink(path: string): AuditSink {
 }
 
 export class AuditLog {
-  private queue: PlanAuditRow[] = [];
+  private queue: Array<Array<PlanAuditRow[keyof PlanAuditRow]>> = [];
 
   constructor(private readonly sink: AuditSink) {}
 
   record(row: PlanAuditRow): void {
-    this.queue.push(row);
+    this.queue.push([
+      row.auditId,
+      row.requestId,
+      row.company,
+      row.principalKind,
+      row.principalId,
+      row.intent,
+      row.cache,
+      row.upstreamLatencyMs ?? null,
+      row.blockedSteps,
+      row.status,
+      row.createdAt,
+    ]);
     if (this.queue.length === BATCH_ROWS) setImmediate(() => this.flush());
   }
 
   /** Hands the queued rows to the writer. */
   flush(): void {
     if (this.queue.length === 0) return;
-    const rows = this.queue;
+    const batch = JSON.stringify(this.queue);
     this.queue = [];
-    this.sink.write(rows);
+    this.sink.write(batch);
   }
 
   /** Flushes and waits until the writer has committed everything. */

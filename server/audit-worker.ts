@@ -3,13 +3,13 @@
  * server), one transaction per batch. Answers `drain` once everything before it is committed.
  */
 import { Database } from "bun:sqlite";
-import { auditWriter, type PlanAuditRow } from "./audit-log.ts";
+import { auditWriter } from "./audit-log.ts";
 
 declare const self: Worker;
 
-type Message = { type: "open"; path: string } | { type: "rows"; rows: PlanAuditRow[] } | { type: "drain"; id: number };
+type Message = { type: "open"; path: string } | { type: "rows"; batch: string } | { type: "drain"; id: number };
 
-let write: (rows: PlanAuditRow[]) => void = () => {
+let write: (batch: string) => void = () => {
   throw new Error("the audit writer was not opened");
 };
 
@@ -22,10 +22,10 @@ self.addEventListener("message", (event: MessageEvent<Message>) => {
     write = auditWriter(sqlite);
   } else if (message.type === "rows") {
     try {
-      write(message.rows);
+      write(message.batch);
     } catch (error) {
       // Never the rows themselves: only that a batch was lost and why, by class.
-      console.error(`[health] audit batch of ${message.rows.length} rows not written: ${(error as Error).name}`);
+      console.error(`[health] audit batch not written: ${(error as Error).name}`);
     }
   } else {
     self.postMessage({ type: "drained", id: message.id });

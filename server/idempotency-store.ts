@@ -7,11 +7,12 @@ import type { Database } from "bun:sqlite";
 
 export type Begin =
   | { kind: "new" }
-  | { kind: "replay"; status: number; body: unknown; headers: Record<string, string> }
+  | { kind: "replay"; status: number; body: string | undefined; headers: Record<string, string> }
   | { kind: "conflict"; reason: "in_flight" | "mismatch" };
 
 export interface IdempotencyStore {
   begin(scope: string, key: string, requestHash: string, nowMs: number): Begin;
+  /** `body` is the response as sent: JSON text, or a value to serialize. */
   complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void;
   abandon(scope: string, key: string): void;
 }
@@ -66,7 +67,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
         return {
           kind: "replay",
           status: row.responseStatus ?? 200,
-          body: row.responseBody === null ? undefined : JSON.parse(row.responseBody),
+          body: row.responseBody ?? undefined,
           headers: row.responseHeaders === null ? {} : JSON.parse(row.responseHeaders),
         };
       }
@@ -77,7 +78,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void {
-    this.markDone.run(scope, key, status, body === undefined ? null : JSON.stringify(body), JSON.stringify(headers));
+    const text = body === undefined ? null : typeof body === "string" ? body : JSON.stringify(body);
+    this.markDone.run(scope, key, status, text, JSON.stringify(headers));
   }
 
   abandon(scope: string, key: string): void {

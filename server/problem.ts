@@ -52,3 +52,5 @@ export function problemBody(code: ErrorCode, detail: string, errors?: FieldError
 }
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
+/** What Bun's Response.json sends, so text we serialize ourselves looks the same. */
+export const JSON_CONTENT_TYPE = "application/json;charset=utf-8";

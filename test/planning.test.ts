@@ -46,9 +46,12 @@ describe("planning endpoint, embedded planner", () => {
     const timing = second.headers.get("server-timing") ?? "";
     expect(timing).toContain('planning;desc="skipped"');
     expect(timing).toMatch(/^auth;dur=[\d.]+, rate-limit;dur=[\d.]+, safety-gate;dur=[\d.]+, cache;dur=[\d.]+, sanitizer;dur=/);
-    const [a, b] = [await first.json(), await second.json()];
-    expect(b.tool_plan).toEqual(a.tool_plan);
+    expect(second.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    const [textA, textB] = [await first.text(), await second.text()];
+    const [a, b] = [v.parse(planningResponseSchema, JSON.parse(textA)), v.parse(planningResponseSchema, JSON.parse(textB))];
     expect(b.audit_id).not.toBe(a.audit_id);
+    // The same bytes apart from the audit id.
+    expect(textB.replace(b.audit_id, "")).toBe(textA.replace(a.audit_id, ""));
     const other = await postPlan(server.url, server.systemKey, planningBody({ workspace_manifest: { name: "x" } }));
     expect(other.headers.get("x-health-cache")).toBe("miss");
   });
@@ -184,7 +187,9 @@ describe("idempotency", () => {
     const again = await postPlan(server.url, server.systemKey, body, headers);
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(await again.json()).toEqual(await first.json());
+    expect(again.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect(again.headers.get("x-health-cache")).toBe(first.headers.get("x-health-cache"));
+    expect(await again.text()).toBe(await first.text());
     const other = await postPlan(server.url, server.systemKey, planningBody(), headers);
     expect(other.status).toBe(409);
     expect((await problemOf(other)).code).toBe("idempotency_conflict");
@@ -335,6 +340,30 @@ describe("upstream", () => {
     const slow = await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: "verify my workspace" }));
     expect(slow.status).toBe(504);
     expect((await problemOf(slow)).code).toBe("upstream_timeout");
+  });
+});
+
+describe("audit", () => {
+  test("every answered call leaves one row: its audit id, cache status, latency and blocked steps", async () => {
+    await using stub = startUpstreamStub();
+    await using server = await startTestServer({ HEALTH_UPSTREAM_URL: stub.url });
+    const answers = [];
+    for (const prompt of ["build an intake agent", "build an intake agent", "what dose of warfarin for my patient?"]) {
+      const response = await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: prompt }));
+      expect(response.status).toBe(200);
+      answers.push(v.parse(planningResponseSchema, await response.json()));
+    }
+    await server.drain();
+    const db = new Database(server.dbPath, { readonly: true });
+    const all = db.query("SELECT * FROM plan_audit").all() as Array<Record<string, unknown>>;
+    db.close();
+    expect(all).toHaveLength(3);
+    const rows = answers.map((answer) => all.find((row) => row.auditId === answer.audit_id));
+    expect(rows[0]).toMatchObject({ company: "system", principalKind: "system", intent: "build_agent", cache: "miss", blockedSteps: 0, status: 200 });
+    expect(rows[0]?.upstreamLatencyMs).toBeTypeOf("number");
+    expect(rows[1]).toMatchObject({ cache: "hit", upstreamLatencyMs: null });
+    expect(rows[2]).toMatchObject({ intent: "clinical_blocked", cache: "bypass", upstreamLatencyMs: null });
+    expect(rows.every((row) => typeof row?.requestId === "string" && typeof row.createdAt === "number")).toBe(true);
   });
 });
 
