@@ -21,9 +21,9 @@ const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * Who a call is attributed and rate-limited to (CONTRACT): the token's organization slug; for the
  * system key, a valid `X-Service-Company` header, else the key itself (`system`).
  */
-export function companyOf(principal: Principal, header: string | undefined): string {
+export function companyOf(principal: Principal, header: string | null): string {
   if (principal.kind === "token") return principal.orgSlug;
-  if (header === undefined) return principal.id;
+  if (header === null) return principal.id;
   const slug = header.trim().toLowerCase();
   if (!COMPANY_PATTERN.test(slug)) {
     throw new HttpProblem("invalid_request", "X-Service-Company must be a slug of letters, digits and dashes", {
@@ -33,8 +33,8 @@ export function companyOf(principal: Principal, header: string | undefined): str
   return slug;
 }
 
-export function bearerOf(header: string | undefined): string | null {
-  if (header === undefined) return null;
+export function bearerOf(header: string | null): string | null {
+  if (header === null) return null;
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
 }
@@ -42,16 +42,21 @@ export function bearerOf(header: string | undefined): string | null {
 export const auth = (options: AuthOptions) =>
   new Elysia({ name: "health.auth", seed: instanceSeed() })
     .use(context)
-    .derive({ as: "scoped" }, function authenticateBearer({ headers, params, state }) {
-      state.time("auth", () => {
-        const bearer = bearerOf(headers.authorization);
+    // Headers are read from the request: asking Elysia for `headers` makes it copy them all into
+    // an object on every request of the route.
+    .derive({ as: "scoped" }, function authenticateBearer({ request, params, state }) {
+      const started = performance.now();
+      try {
+        const bearer = bearerOf(request.headers.get("authorization"));
         if (bearer === null) throw unauthorized("Send Authorization: Bearer <token>");
         const principal = options.authenticate(bearer);
         if (principal === null) throw unauthorized("The token is unknown, malformed or revoked");
         const verdict = authorize(principal, options.action(params as Record<string, string>));
         if (!verdict.ok) throw forbidden(verdict.reason);
         state.principal = principal;
-        state.company = companyOf(principal, headers["x-service-company"]);
-      });
+        state.company = companyOf(principal, request.headers.get("x-service-company"));
+      } finally {
+        state.record("auth", performance.now() - started);
+      }
       return {};
     });

@@ -29,16 +29,6 @@ export class RequestState {
   idempotency: { scope: string; key: string } | undefined;
   private failureHandlers: Array<(error: unknown) => void> | undefined;
 
-  /** Runs `fn` and records its duration under `name` (a plugin name). */
-  time<T>(name: string, fn: () => T): T {
-    const start = performance.now();
-    try {
-      return fn();
-    } finally {
-      this.timings.push({ name, ms: performance.now() - start });
-    }
-  }
-
   /**
    * Runs `handler` if this request ends in an error: a plugin that reserved something (a cache
    * flight, an Idempotency-Key) releases it there. Cheaper than an after-response hook on every
@@ -56,6 +46,7 @@ export class RequestState {
     for (const handler of handlers ?? []) handler(error);
   }
 
+  /** Records a plugin's time (milliseconds) under its name. */
   record(name: string, ms: number): void {
     this.timings.push({ name, ms });
   }

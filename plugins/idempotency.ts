@@ -25,9 +25,9 @@ export const idempotency = (options: IdempotencyOptions) => {
   const replayHeaders = options.replayHeaders ?? [];
   return new Elysia({ name: "health.idempotency", seed: instanceSeed() })
     .use(context)
-    .onBeforeHandle({ as: "scoped" }, function replayOrReserve({ headers, body, request, state, set }) {
-      const key = headers["idempotency-key"];
-      if (key === undefined) return;
+    .onBeforeHandle({ as: "scoped" }, function replayOrReserve({ body, request, state, set }) {
+      const key = request.headers.get("idempotency-key");
+      if (key === null) return;
       const started = performance.now();
       if (!KEY_PATTERN.test(key)) {
         throw new HttpProblem("invalid_request", "Idempotency-Key must be 1 to 255 printable ASCII characters", {
@@ -60,7 +60,9 @@ export const idempotency = (options: IdempotencyOptions) => {
         case "replay":
           // Bodies are stored as the JSON text that was sent.
           set.status = outcome.status;
-          Object.assign(set.headers, { "content-type": JSON_CONTENT_TYPE }, outcome.headers, { "idempotent-replayed": "true" });
+          Object.assign(set.headers, { "content-type": JSON_CONTENT_TYPE }, outcome.headers, {
+            "idempotent-replayed": "true",
+          });
           return outcome.body;
       }
     })

@@ -18,20 +18,26 @@ export interface PlanningOptions {
 export const planning = (options: PlanningOptions) =>
   new Elysia({ name: "health.planning", seed: instanceSeed() })
     .use(context)
-    .decorate("callUpstream", async function callUpstream(request: PlanningRequest, state: RequestState): Promise<PlanResult> {
-      const started = performance.now();
-      const outcome = await options.upstream.plan({
-        prompt: state.redactedPrompt ?? request.redacted_prompt,
-        intent: state.intent ?? "build_agent",
-        manifest: request.workspace_manifest,
-      });
-      state.upstreamLatencyMs = Math.round(performance.now() - started);
-      state.record("planning", performance.now() - started);
-      if (!outcome.ok) {
-        throw new HttpProblem(outcome.error.kind === "timeout" ? "upstream_timeout" : "upstream_error", outcome.error.detail);
-      }
-      return outcome.value;
-    })
+    .decorate(
+      "callUpstream",
+      async function callUpstream(request: PlanningRequest, state: RequestState): Promise<PlanResult> {
+        const started = performance.now();
+        const outcome = await options.upstream.plan({
+          prompt: state.redactedPrompt ?? request.redacted_prompt,
+          intent: state.intent ?? "build_agent",
+          manifest: request.workspace_manifest,
+        });
+        state.upstreamLatencyMs = Math.round(performance.now() - started);
+        state.record("planning", performance.now() - started);
+        if (!outcome.ok) {
+          throw new HttpProblem(
+            outcome.error.kind === "timeout" ? "upstream_timeout" : "upstream_error",
+            outcome.error.detail,
+          );
+        }
+        return outcome.value;
+      },
+    )
     // mapResponse, not onAfterResponse: an after-response hook costs every response of the
     // route a measurable share of throughput, and the row is only queued here anyway.
     .mapResponse({ as: "scoped" }, function writeAuditRow({ state, set }) {

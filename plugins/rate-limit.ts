@@ -14,7 +14,11 @@ export interface RateLimitOptions {
 }
 
 /** Structured-field headers of draft-ietf-httpapi-ratelimit-headers. */
-export function rateLimitHeaders(d: RateLimitDecision): Record<string, string> {
+export function rateLimitHeaders(d: RateLimitDecision): {
+  "ratelimit-policy": string;
+  ratelimit: string;
+  "retry-after"?: string;
+} {
   return {
     "ratelimit-policy": `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`,
     ratelimit: `"minute";r=${d.minute.remaining};t=${d.minute.resetSeconds}, "day";r=${d.day.remaining};t=${d.day.resetSeconds}`,
@@ -31,19 +35,27 @@ export const rateLimit = (options: RateLimitOptions) => {
   return new Elysia({ name: "health.rate-limit", seed: instanceSeed() })
     .use(context)
     .derive({ as: "scoped" }, function checkRateLimit({ state, set }) {
-      state.time("rate-limit", () => {
+      const started = performance.now();
+      try {
         const company = state.company;
         if (company === undefined) throw new HttpProblem("internal", "rate-limit ran before auth");
         const decision = options.store.consume(company, now());
         const headers = rateLimitHeaders(decision);
         if (!decision.allowed) {
           headers["retry-after"] = String(retryAfterSeconds(decision));
-          throw new HttpProblem("rate_limited", "Rate limit exceeded for this company; retry after the indicated time", {
-            headers,
-          });
+          throw new HttpProblem(
+            "rate_limited",
+            "Rate limit exceeded for this company; retry after the indicated time",
+            {
+              headers,
+            },
+          );
         }
-        Object.assign(set.headers, headers);
-      });
+        set.headers["ratelimit-policy"] = headers["ratelimit-policy"];
+        set.headers.ratelimit = headers.ratelimit;
+      } finally {
+        state.record("rate-limit", performance.now() - started);
+      }
       return {};
     });
 };

@@ -47,7 +47,9 @@ export const safetyGate = (options: SafetyGateOptions = {}) => {
     .onBeforeHandle({ as: "scoped" }, function gatePrompt({ body, state }) {
       // Validation already ran: the body is a PlanningRequest.
       const request = body as PlanningRequest;
-      const verdict = state.time("safety-gate", () => inspect(request.redacted_prompt));
+      const started = performance.now();
+      const verdict = inspect(request.redacted_prompt);
+      state.record("safety-gate", performance.now() - started);
       const blocked = verdict.intent === "clinical_blocked" || request.intent === "clinical_blocked";
       state.intent = blocked ? "clinical_blocked" : verdict.intent;
       state.redactedPrompt = verdict.redacted;

@@ -60,35 +60,37 @@ export const PLANNING_CHAIN = [
 ] as const;
 
 function cliRoutes(deps: AppDeps) {
-  return new Elysia({ prefix: "/cli" })
-    .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
-    .get("/account", function account({ state, headers }): AccountResponse {
-      const company = state.company ?? "";
-      const limits = deps.rateLimits.peek(company, Date.now());
-      const budget = (w: WindowState) => ({ limit: w.limit, remaining: w.remaining, reset_seconds: w.resetSeconds });
-      return {
-        company,
-        token_name: state.principal?.name ?? "",
-        scopes: [...(state.principal?.scopes ?? [])],
-        cli_version: headers["x-service-cli-version"] ?? null,
-        server_version: SERVER_VERSION,
-        rate_limit: { minute: budget(limits.minute), day: budget(limits.day) },
-      };
-    })
-    .onTransform(function declarePlanningChain({ state }) {
-      state.chain = PLANNING_CHAIN;
-    })
-    .use(rateLimit({ store: deps.rateLimits }))
-    .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))
-    .use(safetyGate())
-    .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
-    .use(planning({ upstream: deps.upstream, audit: deps.audit }))
-    .use(sanitizer())
-    // async on purpose: Elysia awaits a handler's promise only when it recognises the handler as async.
-    .post("/code/sessions", async ({ body, state, callUpstream }) => callUpstream(body, state), {
-      body: planningRequestSchema,
-      parse: jsonBody(PLANNING_BODY_LIMIT),
-    });
+  return (
+    new Elysia({ prefix: "/cli" })
+      .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
+      .get("/account", function account({ state, headers }): AccountResponse {
+        const company = state.company ?? "";
+        const limits = deps.rateLimits.peek(company, Date.now());
+        const budget = (w: WindowState) => ({ limit: w.limit, remaining: w.remaining, reset_seconds: w.resetSeconds });
+        return {
+          company,
+          token_name: state.principal?.name ?? "",
+          scopes: [...(state.principal?.scopes ?? [])],
+          cli_version: headers["x-service-cli-version"] ?? null,
+          server_version: SERVER_VERSION,
+          rate_limit: { minute: budget(limits.minute), day: budget(limits.day) },
+        };
+      })
+      .onTransform(function declarePlanningChain({ state }) {
+        state.chain = PLANNING_CHAIN;
+      })
+      .use(rateLimit({ store: deps.rateLimits }))
+      .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))
+      .use(safetyGate())
+      .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
+      .use(planning({ upstream: deps.upstream, audit: deps.audit }))
+      .use(sanitizer())
+      // async on purpose: Elysia awaits a handler's promise only when it recognises the handler as async.
+      .post("/code/sessions", async ({ body, state, callUpstream }) => callUpstream(body, state), {
+        body: planningRequestSchema,
+        parse: jsonBody(PLANNING_BODY_LIMIT),
+      })
+  );
 }
 
 export function createApp(deps: AppDeps) {

@@ -26,7 +26,6 @@ const COLUMNS = [
   "createdAt",
 ] as const satisfies ReadonlyArray<keyof PlanAuditRow>;
 
-
 /**
  * A batch travels as one JSON text (an array of row arrays): handing a worker one string costs
  * a third of cloning the row objects, and SQLite unpacks it with a single statement.

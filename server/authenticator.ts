@@ -58,7 +58,9 @@ export class Authenticator {
               (SELECT slug FROM organizations WHERE id = t.orgId) AS slug
        FROM api_tokens t WHERE t.hash = ?`,
     );
-    this.touch = options.sqlite.query("UPDATE api_tokens SET lastUsedAt = max(coalesce(lastUsedAt, 0), ?2) WHERE id = ?1");
+    this.touch = options.sqlite.query(
+      "UPDATE api_tokens SET lastUsedAt = max(coalesce(lastUsedAt, 0), ?2) WHERE id = ?1",
+    );
   }
 
   authenticate = (bearer: string): Principal | null => {
@@ -69,7 +71,14 @@ export class Authenticator {
     const row = this.byHash.get(hashToken(bearer));
     if (row === null || row.revokedAt !== null) return null;
     this.noteUse(row.id, row.lastUsedAt);
-    return { kind: "token", id: row.id, name: row.name, orgId: row.orgId, orgSlug: row.slug, scopes: JSON.parse(row.scopes) };
+    return {
+      kind: "token",
+      id: row.id,
+      name: row.name,
+      orgId: row.orgId,
+      orgSlug: row.slug,
+      scopes: JSON.parse(row.scopes),
+    };
   };
 
   /** Writes the throttled lastUsedAt updates; called by the server's periodic flush. */

@@ -28,7 +28,9 @@ export const configSchema = v.pipe(
     PORT: integer("PORT", 0, 65535, 3000),
     HOST: v.optional(v.pipe(v.string(), v.nonEmpty("HOST must not be empty")), "127.0.0.1"),
     HEALTH_DATABASE_URL: v.optional(v.pipe(v.string(), v.nonEmpty()), "file:.health/health.db"),
-    HEALTH_SYSTEM_KEY: v.optional(v.pipe(v.string(), v.minLength(24, "HEALTH_SYSTEM_KEY must be at least 24 characters"))),
+    HEALTH_SYSTEM_KEY: v.optional(
+      v.pipe(v.string(), v.minLength(24, "HEALTH_SYSTEM_KEY must be at least 24 characters")),
+    ),
     HEALTH_UPSTREAM_URL: url("HEALTH_UPSTREAM_URL"),
     HEALTH_UPSTREAM_API_KEY: v.optional(v.string()),
     HEALTH_UPSTREAM_MODEL: v.optional(v.pipe(v.string(), v.nonEmpty()), "openrouter/auto"),

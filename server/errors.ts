@@ -12,14 +12,11 @@ import type { RequestState } from "../plugins/context.ts";
 
 interface StandardLike {
   "~standard": {
-    validate: (value: unknown) =>
-      | { issues?: ReadonlyArray<StandardIssue> }
-      | Promise<unknown>;
+    validate: (value: unknown) => { issues?: ReadonlyArray<StandardIssue> } | Promise<unknown>;
   };
 }
 
-const isStandard = (x: unknown): x is StandardLike =>
-  typeof x === "object" && x !== null && "~standard" in x;
+const isStandard = (x: unknown): x is StandardLike => typeof x === "object" && x !== null && "~standard" in x;
 
 /** Elysia reports Standard Schema paths as "[object Object]": validate again for real ones. */
 function validationErrors(error: ValidationError): FieldError[] {
@@ -45,7 +42,8 @@ export interface ProblemParts {
 export function classifyError(code: string | number, error: unknown): ProblemParts {
   // Elysia wraps whatever a parse hook throws in a ParseError; ours carry the real problem.
   const cause = error instanceof Error ? error.cause : undefined;
-  if (code === "PARSE" && cause instanceof HttpProblem) return { code: cause.code, detail: cause.detail, ...cause.extra };
+  if (code === "PARSE" && cause instanceof HttpProblem)
+    return { code: cause.code, detail: cause.detail, ...cause.extra };
   if (error instanceof HttpProblem) return { code: error.code, detail: error.detail, ...error.extra };
   if (error instanceof ValidationError) {
     return { code: "invalid_request", detail: "The request is invalid", errors: validationErrors(error) };
@@ -59,7 +57,6 @@ export function classifyError(code: string | number, error: unknown): ProblemPar
       return { code: "internal", detail: "The server failed to handle this request" };
   }
 }
-
 
 export const errorHandler = new Elysia({ name: "health.errors" }).onError(
   { as: "global" },

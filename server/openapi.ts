@@ -37,7 +37,8 @@ export function openApiDocument(): unknown {
     info: {
       title: "health",
       version: SERVER_VERSION,
-      description: "Plans and runs agent loops for builders in healthcare. Developer infrastructure only: no clinical advice.",
+      description:
+        "Plans and runs agent loops for builders in healthcare. Developer infrastructure only: no clinical advice.",
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
@@ -55,7 +56,12 @@ export function openApiDocument(): unknown {
         post: {
           summary: "Plan: a short message and a sanitized tool plan of `health` commands",
           parameters: [
-            { name: "X-Service-Company", in: "header", schema: { type: "string" }, description: "Attribution (system key only)" },
+            {
+              name: "X-Service-Company",
+              in: "header",
+              schema: { type: "string" },
+              description: "Attribution (system key only)",
+            },
             { name: "X-Service-CLI-Version", in: "header", schema: { type: "string" } },
             { name: "Idempotency-Key", in: "header", schema: { type: "string", maxLength: 255 } },
           ],
@@ -110,7 +116,8 @@ export function openApiDocument(): unknown {
       },
       "/loop/{org_id}/{loop_id}/runs/{run_id}": {
         get: {
-          summary: "A run: { id, workflowInstanceId, loopId, status, input, output, error, steps, createdAt, updatedAt, … }",
+          summary:
+            "A run: { id, workflowInstanceId, loopId, status, input, output, error, steps, createdAt, updatedAt, … }",
           parameters: [
             { name: "org_id", in: "path", required: true, schema: { type: "string" } },
             { name: "loop_id", in: "path", required: true, schema: { type: "string" } },
@@ -130,7 +137,10 @@ export function openApiDocument(): unknown {
         get: {
           summary: "The caller's company, token, scopes, versions and remaining rate-limit budget",
           responses: {
-            "200": { description: "Account", content: { "application/json": { schema: { $ref: "#/components/schemas/Account" } } } },
+            "200": {
+              description: "Account",
+              content: { "application/json": { schema: { $ref: "#/components/schemas/Account" } } },
+            },
             "401": commonErrors["401"],
             "403": commonErrors["403"],
           },

@@ -35,8 +35,7 @@ export class HttpProblem extends Error {
   }
 }
 
-const bearerChallenge = (error: "invalid_token" | "insufficient_scope") =>
-  `Bearer realm="health", error="${error}"`;
+const bearerChallenge = (error: "invalid_token" | "insufficient_scope") => `Bearer realm="health", error="${error}"`;
 
 export const unauthorized = (detail: string) =>
   new HttpProblem("unauthorized", detail, { headers: { "www-authenticate": bearerChallenge("invalid_token") } });

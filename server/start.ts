@@ -128,7 +128,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
     );
   }
-  log(`Loops: ${loaded.loops.size === 0 ? "none" : [...loaded.loops.keys()].join(", ")} (from ${config.HEALTH_LOOPS_DIR})`);
+  log(
+    `Loops: ${loaded.loops.size === 0 ? "none" : [...loaded.loops.keys()].join(", ")} (from ${config.HEALTH_LOOPS_DIR})`,
+  );
   log(`health listening on ${url}`);
 
   let stopped = false;

@@ -62,10 +62,7 @@ export interface OpenAiUpstreamOptions {
 const completionSchema = v.object({
   model: v.optional(v.string()),
   provider: v.optional(v.string()),
-  choices: v.pipe(
-    v.array(v.object({ message: v.object({ content: v.nullable(v.string()) }) })),
-    v.minLength(1),
-  ),
+  choices: v.pipe(v.array(v.object({ message: v.object({ content: v.nullable(v.string()) }) })), v.minLength(1)),
 });
 
 /** Pulls the JSON object out of a model reply that may wrap it in a fence or in prose. */
@@ -139,7 +136,10 @@ export function openAiUpstream(options: OpenAiUpstreamOptions): Upstream {
     });
     if (response.status === 429 || response.status >= 500) {
       await response.body?.cancel();
-      return new RetryableFailure(`upstream answered ${response.status}`, retryAfterMs(response.headers.get("retry-after")));
+      return new RetryableFailure(
+        `upstream answered ${response.status}`,
+        retryAfterMs(response.headers.get("retry-after")),
+      );
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -167,12 +167,14 @@ export function openAiUpstream(options: OpenAiUpstreamOptions): Upstream {
           last = outcome.detail;
           if (i < options.retries) await sleep(outcome.retryAfterMs ?? backoffMs(i));
         } catch (error) {
-          if (deadline.aborted) return err({ kind: "timeout", detail: `upstream did not answer within ${options.timeoutMs} ms` });
+          if (deadline.aborted)
+            return err({ kind: "timeout", detail: `upstream did not answer within ${options.timeoutMs} ms` });
           if (error instanceof UpstreamRejected) return err({ kind: "error", detail: error.message });
           last = "upstream unreachable";
           if (i < options.retries) await sleep(backoffMs(i));
         }
-        if (deadline.aborted) return err({ kind: "timeout", detail: `upstream did not answer within ${options.timeoutMs} ms` });
+        if (deadline.aborted)
+          return err({ kind: "timeout", detail: `upstream did not answer within ${options.timeoutMs} ms` });
       }
       return err({ kind: "error", detail: `${last} after ${options.retries + 1} attempts` });
     },

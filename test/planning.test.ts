@@ -45,10 +45,15 @@ describe("planning endpoint, embedded planner", () => {
     expect(second.headers.get("x-health-cache")).toBe("hit");
     const timing = second.headers.get("server-timing") ?? "";
     expect(timing).toContain('planning;desc="skipped"');
-    expect(timing).toMatch(/^auth;dur=[\d.]+, rate-limit;dur=[\d.]+, safety-gate;dur=[\d.]+, cache;dur=[\d.]+, sanitizer;dur=/);
+    expect(timing).toMatch(
+      /^auth;dur=[\d.]+, rate-limit;dur=[\d.]+, safety-gate;dur=[\d.]+, cache;dur=[\d.]+, sanitizer;dur=/,
+    );
     expect(second.headers.get("content-type")).toBe("application/json;charset=utf-8");
     const [textA, textB] = [await first.text(), await second.text()];
-    const [a, b] = [v.parse(planningResponseSchema, JSON.parse(textA)), v.parse(planningResponseSchema, JSON.parse(textB))];
+    const [a, b] = [
+      v.parse(planningResponseSchema, JSON.parse(textA)),
+      v.parse(planningResponseSchema, JSON.parse(textB)),
+    ];
     expect(b.audit_id).not.toBe(a.audit_id);
     // The same bytes apart from the audit id.
     expect(textB.replace(b.audit_id, "")).toBe(textA.replace(a.audit_id, ""));
@@ -60,7 +65,11 @@ describe("planning endpoint, embedded planner", () => {
     await using server = await startTestServer();
     await postPlan(server.url, server.systemKey, planningBody(), { "x-service-company": "acme-clinic" });
     const response = await fetch(`${server.url}/cli/account`, {
-      headers: { authorization: `Bearer ${server.systemKey}`, "x-service-company": "acme-clinic", "x-service-cli-version": "0.1.0" },
+      headers: {
+        authorization: `Bearer ${server.systemKey}`,
+        "x-service-company": "acme-clinic",
+        "x-service-cli-version": "0.1.0",
+      },
     });
     expect(response.status).toBe(200);
     const account = await response.json();
@@ -97,7 +106,11 @@ describe("safety gate", () => {
     expect(response.status).toBe(200);
     const plan = v.parse(planningResponseSchema, await response.json());
     expect(plan.tool_plan).toEqual([]);
-    expect(plan.metadata).toEqual({ upstream: "skipped", blocked: "clinical_advice", classified_intent: "clinical_blocked" });
+    expect(plan.metadata).toEqual({
+      upstream: "skipped",
+      blocked: "clinical_advice",
+      classified_intent: "clinical_blocked",
+    });
     expect(plan.assistant_message.length).toBeGreaterThan(0);
     const clientBlocked = await postPlan(server.url, server.systemKey, planningBody({ intent: "clinical_blocked" }));
     expect((await clientBlocked.json()).tool_plan).toEqual([]);
@@ -223,7 +236,9 @@ describe("rate limits", () => {
   test("concurrent requests never over-admit, and 429 carries Retry-After and RateLimit headers", async () => {
     await using server = await startTestServer({ HEALTH_RATE_LIMIT_PER_MINUTE: "7" });
     const responses = await Promise.all(
-      Array.from({ length: 30 }, () => postPlan(server.url, server.systemKey, planningBody(), { "x-service-company": "acme" })),
+      Array.from({ length: 30 }, () =>
+        postPlan(server.url, server.systemKey, planningBody(), { "x-service-company": "acme" }),
+      ),
     );
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200).length).toBe(7);
@@ -233,7 +248,9 @@ describe("rate limits", () => {
     expect(limited?.headers.get("ratelimit")).toMatch(/^"minute";r=0;/);
     expect((await problemOf(limited as Response)).code).toBe("rate_limited");
     // Another company has its own budget.
-    expect((await postPlan(server.url, server.systemKey, planningBody(), { "x-service-company": "other" })).status).toBe(200);
+    expect(
+      (await postPlan(server.url, server.systemKey, planningBody(), { "x-service-company": "other" })).status,
+    ).toBe(200);
   });
 
   test("the daily count survives a restart", async () => {
@@ -269,15 +286,29 @@ describe("upstream", () => {
 
   test("a fenced reply with extra text parses; identical concurrent misses make one upstream call", async () => {
     await using stub = startUpstreamStub();
-    stub.script({ delayMs: 200, content: `Sure! Here is the plan:\n\`\`\`json\n${JSON.stringify(GOOD_PLAN)}\n\`\`\`\nEnjoy.` });
+    stub.script({
+      delayMs: 200,
+      content: `Sure! Here is the plan:\n\`\`\`json\n${JSON.stringify(GOOD_PLAN)}\n\`\`\`\nEnjoy.`,
+    });
     await using server = await startTestServer({ HEALTH_UPSTREAM_URL: stub.url });
     const responses = await Promise.all(Array.from({ length: 8 }, () => postPlan(server.url, server.systemKey)));
     expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(stub.calls.length).toBe(1);
     const plans = await Promise.all(responses.map((r) => r.json()));
     expect(new Set(plans.map((p) => p.audit_id)).size).toBe(8);
-    expect(plans[0].tool_plan.map((s: { command: string }) => s.command)).toEqual(GOOD_PLAN.tool_plan.map((s) => s.command));
-    expect(responses.map((r) => r.headers.get("x-health-cache")).sort()).toEqual(["hit", "hit", "hit", "hit", "hit", "hit", "hit", "miss"]);
+    expect(plans[0].tool_plan.map((s: { command: string }) => s.command)).toEqual(
+      GOOD_PLAN.tool_plan.map((s) => s.command),
+    );
+    expect(responses.map((r) => r.headers.get("x-health-cache")).sort()).toEqual([
+      "hit",
+      "hit",
+      "hit",
+      "hit",
+      "hit",
+      "hit",
+      "hit",
+      "miss",
+    ]);
   });
 
   test("when the one coalesced upstream call fails, every waiter fails with it and nothing is cached", async () => {
@@ -359,7 +390,14 @@ describe("audit", () => {
     db.close();
     expect(all).toHaveLength(3);
     const rows = answers.map((answer) => all.find((row) => row.auditId === answer.audit_id));
-    expect(rows[0]).toMatchObject({ company: "system", principalKind: "system", intent: "build_agent", cache: "miss", blockedSteps: 0, status: 200 });
+    expect(rows[0]).toMatchObject({
+      company: "system",
+      principalKind: "system",
+      intent: "build_agent",
+      cache: "miss",
+      blockedSteps: 0,
+      status: 200,
+    });
     expect(rows[0]?.upstreamLatencyMs).toBeTypeOf("number");
     expect(rows[1]).toMatchObject({ cache: "hit", upstreamLatencyMs: null });
     expect(rows[2]).toMatchObject({ intent: "clinical_blocked", cache: "bypass", upstreamLatencyMs: null });
@@ -373,7 +411,9 @@ describe("nothing leaks", () => {
     const prompt = "build a fax intake loop for the unique-marker-7781 clinic";
     {
       await using server = await startTestServer({}, dir);
-      expect((await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: prompt }))).status).toBe(200);
+      expect((await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: prompt }))).status).toBe(
+        200,
+      );
       // The row is recorded after the response is sent: wait for it, then read the file.
       const db = new Database(server.dbPath, { readonly: true });
       let rows: unknown[] = [];

@@ -48,12 +48,15 @@ export async function createUser(
   })();
 }
 
-export const userCount = (db: Db): number =>
-  db.orm.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
+export const userCount = (db: Db): number => db.orm.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
 
 /** Checks a password; the same answer and about the same time whether or not the email exists. */
 export async function verifyPassword(db: Db, emailInput: string, password: string): Promise<string | null> {
-  const user = db.orm.select().from(users).where(eq(users.email, normalizeEmail(emailInput))).get();
+  const user = db.orm
+    .select()
+    .from(users)
+    .where(eq(users.email, normalizeEmail(emailInput)))
+    .get();
   const valid = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH);
   return valid && user ? user.id : null;
 }
@@ -61,7 +64,11 @@ export async function verifyPassword(db: Db, emailInput: string, password: strin
 /** A session in `orgId` (a device-link approval names it), else in the user's organization. */
 export function createSession(db: Db, userId: string, orgId?: string): { token: string; expiresAt: number } {
   const inOrg = orgId === undefined ? undefined : eq(memberships.orgId, orgId);
-  const membership = db.orm.select().from(memberships).where(and(eq(memberships.userId, userId), inOrg)).get();
+  const membership = db.orm
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), inOrg))
+    .get();
   if (!membership) throw new Error("user has no organization");
   const token = `${SESSION_PREFIX}${randomBase62(40)}`;
   const now = Date.now();

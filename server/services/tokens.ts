@@ -85,7 +85,10 @@ export function listTokens(db: Db, orgId: string): TokenView[] {
 export type RevokeError = "not_found" | "already_revoked";
 
 /** A token of another organization is `not_found`: its existence is not revealed. */
-export function revokeToken(db: Db, input: { orgId: string; id: string; actor: Actor }): Result<TokenView, RevokeError> {
+export function revokeToken(
+  db: Db,
+  input: { orgId: string; id: string; actor: Actor },
+): Result<TokenView, RevokeError> {
   return db.sqlite.transaction((): Result<TokenView, RevokeError> => {
     const row = db.orm
       .select()
@@ -101,6 +104,13 @@ export function revokeToken(db: Db, input: { orgId: string; id: string; actor: A
   })();
 }
 
-export function audit(db: Db, orgId: string, actor: Actor, action: string, targetId: string | null, at = Date.now()): void {
+export function audit(
+  db: Db,
+  orgId: string,
+  actor: Actor,
+  action: string,
+  targetId: string | null,
+  at = Date.now(),
+): void {
   db.orm.insert(adminAudit).values({ orgId, actorKind: actor.kind, actorId: actor.id, action, targetId, at }).run();
 }

@@ -36,7 +36,8 @@ const t = initTRPC.context<TrpcContext>().create({
     // Never ship a stack trace to a client.
     const { stack: _stack, ...data } = shape.data;
     const issues = error.code === "BAD_REQUEST" ? issuesOf(error.cause) : undefined;
-    const message = issues && issues.length > 0 ? issues.map((i) => `${i.path || "input"}: ${i.message}`).join("; ") : shape.message;
+    const message =
+      issues && issues.length > 0 ? issues.map((i) => `${i.path || "input"}: ${i.message}`).join("; ") : shape.message;
     return {
       ...shape,
       message: error.code === "INTERNAL_SERVER_ERROR" ? "The server failed to handle this request" : message,

@@ -1,12 +1,6 @@
 /** Sign-in for admins: the console gets an httpOnly cookie, the CLI the session secret. */
 import { TRPCError } from "@trpc/server";
-import {
-  completeSetup,
-  createSession,
-  deleteSession,
-  verifyPassword,
-  userCount,
-} from "../../services/accounts.ts";
+import { completeSetup, createSession, deleteSession, verifyPassword, userCount } from "../../services/accounts.ts";
 import { loginInput, setupInput } from "../../../schema/admin.ts";
 import { authedProcedure, publicProcedure, router, type TrpcContext } from "../trpc.ts";
 
@@ -15,7 +9,10 @@ export const SESSION_COOKIE = "health_session";
 function setSessionCookie(ctx: TrpcContext, token: string, expiresAt: number): void {
   const maxAge = Math.max(0, Math.floor((expiresAt - Date.now()) / 1000));
   const secure = ctx.secureCookies ? "; Secure" : "";
-  ctx.resHeaders.append("set-cookie", `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure}`);
+  ctx.resHeaders.append(
+    "set-cookie",
+    `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure}`,
+  );
 }
 
 export const authRouter = router({

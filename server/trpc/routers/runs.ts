@@ -36,7 +36,10 @@ export const runsRouter = router({
   terminate: adminProcedure.input(runIdInput).mutation(({ ctx, input }) => {
     const outcome = ctx.engine.terminate(ctx.session.orgId, input.id);
     if (!outcome.ok) {
-      throw new TRPCError({ code: outcome.error.code === "not_found" ? "NOT_FOUND" : "CONFLICT", message: outcome.error.message });
+      throw new TRPCError({
+        code: outcome.error.code === "not_found" ? "NOT_FOUND" : "CONFLICT",
+        message: outcome.error.message,
+      });
     }
     audit(ctx.db, ctx.session.orgId, { kind: "user", id: ctx.session.userId }, "run.terminate", input.id);
     return outcome.value;

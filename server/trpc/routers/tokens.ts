@@ -17,7 +17,11 @@ export const tokensRouter = router({
   list: adminProcedure.query(({ ctx }) => listTokens(ctx.db, ctx.session.orgId)),
 
   revoke: adminProcedure.input(tokenRevokeInput).mutation(({ ctx, input }) => {
-    const revoked = revokeToken(ctx.db, { orgId: ctx.session.orgId, id: input.id, actor: { kind: "user", id: ctx.session.userId } });
+    const revoked = revokeToken(ctx.db, {
+      orgId: ctx.session.orgId,
+      id: input.id,
+      actor: { kind: "user", id: ctx.session.userId },
+    });
     if (revoked.ok) return revoked.value;
     throw revoked.error === "not_found"
       ? new TRPCError({ code: "NOT_FOUND", message: `No token ${input.id} in this organization` })
