@@ -34,15 +34,15 @@ if (hit.status !== 200 || hit.headers.get("x-health-cache") !== "hit") throw new
 const sameBytes = join(tmpdir(), "health-bench-response.json");
 writeFileSync(sameBytes, JSON.stringify({ body: await hit.text(), headers: Object.fromEntries(hit.headers) }));
 await using same = await startTarget(["bench/targets.ts", "bare-same"], { BENCH_RESPONSE: sameBytes });
+await using floor = await startTarget(["bench/targets.ts", "elysia-floor"], { BENCH_RESPONSE: sameBytes });
 
-await wrk(`${bare.url}/`, { ...options, duration: 2, script });
-await wrk(`${same.url}/`, { ...options, duration: 2, script });
-await wrk(`${gateway.url}/cli/code/sessions`, { ...options, duration: 2, script });
+const targets = [`${bare.url}/`, `${same.url}/`, `${floor.url}/cli/code/sessions`, `${gateway.url}/cli/code/sessions`];
+for (const url of targets) await wrk(url, { ...options, duration: 2, script });
 
-const [baseline, sameResponse, planning] = (await interleaved(
-  [{ url: `${bare.url}/`, script }, { url: `${same.url}/`, script }, { url: `${gateway.url}/cli/code/sessions`, script }],
+const [baseline, sameResponse, framework, planning] = (await interleaved(
+  targets.map((url) => ({ url, script })),
   options,
-)) as [WrkResult, WrkResult, WrkResult];
+)) as [WrkResult, WrkResult, WrkResult, WrkResult];
 
 console.log(
   `planning: wrk -t1 -c${options.connections} -d${options.duration}s, median of ${options.rounds} interleaved rounds, loopback, ${navigator.hardwareConcurrency} cores`,
@@ -50,6 +50,8 @@ console.log(
 console.log(TABLE_HEAD);
 console.log(formatRow("bare Bun.serve (POST, JSON parse)", baseline));
 console.log(formatRow("bare Bun.serve, the gateway's response bytes and headers", sameResponse, baseline));
+console.log(formatRow("Elysia, the planning route's hooks doing nothing (framework floor)", framework, baseline));
 console.log(formatRow("planning cache hit, all plugins", planning, baseline));
 console.log(`cache hit vs same-bytes bare: ${((planning.requestsPerSecond / sameResponse.requestsPerSecond) * 100).toFixed(1)}%`);
+console.log(`cache hit vs framework floor: ${((planning.requestsPerSecond / framework.requestsPerSecond) * 100).toFixed(1)}%`);
 console.log(`p99 added: ${(planning.p99Ms - baseline.p99Ms).toFixed(2)} ms`);

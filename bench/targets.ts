@@ -1,8 +1,9 @@
 /**
  * The servers the benches measure, each started in its own process so the driver never
  * competes with them. `bare` is a plain Bun.serve that parses a JSON body (if any) and answers
- * a fixed JSON; `gateway` is the real server with every plugin. Each prints one line
- * `READY <url> <json details>`.
+ * a fixed JSON; `gateway` is the real server with every plugin; `elysia-floor` is Elysia with the
+ * planning route's shape (the same hooks, body parser, schema and response) and no work in any
+ * hook: what the framework alone costs. Each prints one line `READY <url> <json details>`.
  *
  * gateway knobs (environment): BENCH_TOKENS=N seeds N API tokens before start (the table-size
  * bench); BENCH_LOOPS_DIR points HEALTH_LOOPS_DIR at a folder of loops.
@@ -10,11 +11,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Elysia } from "elysia";
+import { PLANNING_BODY_LIMIT } from "../server/app.ts";
+import { jsonBody } from "../server/body.ts";
 import { ensureDefaultOrganization } from "../server/bootstrap.ts";
 import { loadConfig } from "../server/config.ts";
 import { openDatabase } from "../server/db.ts";
 import { createToken } from "../server/services/tokens.ts";
 import { startServer } from "../server/start.ts";
+import { planningRequestSchema } from "../schema/wire.ts";
 
 function seedTokens(dbUrl: string, count: number) {
   const db = openDatabase(dbUrl);
@@ -32,8 +37,51 @@ function seedTokens(dbUrl: string, count: number) {
   return { orgId: org.id, valid: valid.token, loop: loop.token, revoked: revoked.token };
 }
 
+/**
+ * The planning route's hook shape with every hook empty, answering the gateway's bytes and
+ * headers: onRequest, three transforms (chain, auth, rate-limit), the body parser and schema,
+ * three before-handles (the cache one async), two after-handles, three mapResponses, onError.
+ */
+function elysiaFloor(body: string, headers: Record<string, string>) {
+  const noop = () => {};
+  const app = new Elysia()
+    .onError({ as: "global" }, () => new Response("error", { status: 500 }))
+    .decorate("state", { chain: [] as string[] })
+    .onRequest(({ set }) => {
+      set.headers["x-request-id"] = crypto.randomUUID();
+    })
+    .mapResponse({ as: "global" }, ({ set }) => {
+      set.headers["server-timing"] = headers["server-timing"] ?? "";
+    })
+    .onTransform(noop)
+    .derive(() => ({}))
+    .derive(({ set }) => {
+      set.headers["ratelimit-policy"] = headers["ratelimit-policy"] ?? "";
+      set.headers.ratelimit = headers.ratelimit ?? "";
+      return {};
+    })
+    .onBeforeHandle(noop)
+    .onBeforeHandle(noop)
+    .onBeforeHandle(async () => body)
+    .onAfterHandle(noop)
+    .onAfterHandle(({ set }) => {
+      set.headers["content-type"] = headers["content-type"] ?? "";
+      set.headers["x-health-cache"] = "hit";
+      return body;
+    })
+    .mapResponse(noop)
+    .mapResponse(noop)
+    .post("/cli/code/sessions", async () => body, { body: planningRequestSchema, parse: jsonBody(PLANNING_BODY_LIMIT) });
+  app.listen({ port: 0, hostname: "127.0.0.1" });
+  return app;
+}
+
 const kind = process.argv[2];
-if (kind === "bare-same") {
+if (kind === "elysia-floor") {
+  const { body, headers } = JSON.parse(await Bun.file(process.env.BENCH_RESPONSE ?? "").text());
+  const app = elysiaFloor(body, headers);
+  console.log(`READY http://127.0.0.1:${app.server?.port} {}`);
+} else if (kind === "bare-same") {
   // Answers with the very bytes and headers the gateway sent (BENCH_RESPONSE, a JSON file of
   // { body, headers }): what is left between the two is framework and plugin work.
   const { body, headers } = JSON.parse(await Bun.file(process.env.BENCH_RESPONSE ?? "").text());
@@ -74,7 +122,7 @@ if (kind === "bare-same") {
   const running = await startServer(loaded.config, { log: () => {} });
   console.log(`READY ${running.url} ${JSON.stringify(tokens)}`);
 } else {
-  console.error("usage: bun bench/targets.ts bare|bare-same|gateway");
+  console.error("usage: bun bench/targets.ts bare|bare-same|elysia-floor|gateway");
   process.exit(2);
 }
 
