@@ -1,0 +1,67 @@
+/**
+ * The README's HTTP examples, run as written against a real server: only the placeholders
+ * (address, system key, token, organization) are filled in. A drifted example fails here.
+ */
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { openDatabase } from "../server/db.ts";
+import { createToken } from "../server/services/tokens.ts";
+import { startTestServer, tempDir } from "./support/server.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+
+/** The first ```sh block after `heading`. */
+function shellBlockAfter(markdown: string, heading: string): string {
+  const from = markdown.indexOf(heading);
+  if (from === -1) throw new Error(`README has no "${heading}"`);
+  const match = /```sh\n([\s\S]*?)```/.exec(markdown.slice(from));
+  if (match?.[1] === undefined) throw new Error(`no sh block after "${heading}"`);
+  return match[1];
+}
+
+/** Replaces `NAME=placeholder` assignments, failing if the README no longer has them. */
+function fill(script: string, values: Record<string, string>): string {
+  let filled = script;
+  for (const [name, value] of Object.entries(values)) {
+    const assignment = new RegExp(`\\b${name}=\\S+`);
+    if (!assignment.test(filled)) throw new Error(`the example no longer assigns ${name}`);
+    filled = filled.replace(assignment, `${name}=${value}`);
+  }
+  return filled;
+}
+
+test("the README's curl examples run as written", async () => {
+  using dir = tempDir();
+  await using server = await startTestServer({ HEALTH_LOOPS_DIR: join(ROOT, "loops") }, dir);
+  const db = openDatabase(`file:${server.dbPath}`);
+  const { token } = createToken(db, {
+    orgId: server.defaultOrg.id,
+    name: "readme",
+    scopes: ["loop:run"],
+    actor: { kind: "system", id: "test" },
+  });
+  db.close();
+
+  const example = shellBlockAfter(readFileSync(join(ROOT, "README.md"), "utf8"), "## The HTTP API");
+  const script = fill(example, { BASE: server.url, KEY: server.systemKey, TOKEN: token, ORG: server.defaultOrg.id });
+  // Asynchronously: the server answers from this very process.
+  const run = Bun.spawn(["bash", "-euo", "pipefail", "-c", script], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+  const [output, errors, exitCode] = await Promise.all([
+    new Response(run.stdout).text(),
+    new Response(run.stderr).text(),
+    run.exited,
+  ]);
+  expect(errors).toBe("");
+  expect(exitCode).toBe(0);
+
+  // The plan, with its headers (-i).
+  expect(output).toMatch(/^HTTP\/1\.1 200 OK/);
+  expect(output).toMatch(/x-health-cache: miss/i);
+  expect(output).toContain('"execution_target":"local_terminal"');
+  // The account, the trigger's 202 body, then the run read back.
+  expect(output).toContain('"company":"system"');
+  expect(output).toMatch(/\{"runId":"run_\w+","workflowInstanceId":"wfi_\w+"\}/);
+  expect(output).toMatch(/"loopId":"loop_intake"/);
+  expect(output).toMatch(/"status":"(queued|running|complete)"/);
+});
