@@ -6,7 +6,8 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../server/db.ts";
-import { lineCounts, tempDir, waitFor } from "./support/loops.ts";
+import { lineCounts, waitFor } from "./support/loops.ts";
+import { tempDir } from "./support/temp-dir.ts";
 
 const SCRIPT = join(import.meta.dir, "fixtures", "engine-process.ts");
 const RUNS = 6;
@@ -34,9 +35,9 @@ async function exitWithin(child: ReturnType<typeof spawnEngine>, ms: number): Pr
 }
 
 test("after kill -9 and a restart, every run completes and no persisted step runs twice", async () => {
-  await using dir = tempDir();
-  const dbPath = join(dir.path, "crash.db");
-  const logFile = join(dir.path, "steps.log");
+  using dir = tempDir("health-loop-");
+  const dbPath = join(dir, "crash.db");
+  const logFile = join(dir, "steps.log");
 
   const first = spawnEngine(dbPath, logFile, RUNS);
   try {

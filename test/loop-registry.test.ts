@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Workflow } from "health/loop";
 import { isLoopModuleFile, loadLoops } from "../core/loop/registry.ts";
-import { tempDir } from "./support/loops.ts";
+import { tempDir } from "./support/temp-dir.ts";
 
 const REGISTRY_FIXTURES = join(import.meta.dir, "fixtures", "registry");
 
@@ -47,19 +47,19 @@ describe("loadLoops", () => {
   });
 
   test("skips tests, declarations, helpers and other files; .js modules count", async () => {
-    await using dir = tempDir();
+    using dir = tempDir("health-loop-");
     const sdk = join(import.meta.dir, "..", "core", "loop", "index.ts");
     const loop = `import { Workflow } from ${JSON.stringify(sdk)};\nexport class L extends Workflow { async run() { return 1; } }\n`;
-    writeFileSync(join(dir.path, "plain.js"), loop);
-    writeFileSync(join(dir.path, "plain.test.ts"), "throw new Error('must not be imported');\n");
-    writeFileSync(join(dir.path, "_shared.ts"), "throw new Error('must not be imported');\n");
-    writeFileSync(join(dir.path, "notes.md"), "# not a module\n");
-    writeFileSync(join(dir.path, "types.d.ts"), "export type T = 1;\n");
-    writeFileSync(join(dir.path, "plain.ts"), loop);
-    const { loops, errors } = await loadLoops(dir.path);
+    writeFileSync(join(dir, "plain.js"), loop);
+    writeFileSync(join(dir, "plain.test.ts"), "throw new Error('must not be imported');\n");
+    writeFileSync(join(dir, "_shared.ts"), "throw new Error('must not be imported');\n");
+    writeFileSync(join(dir, "notes.md"), "# not a module\n");
+    writeFileSync(join(dir, "types.d.ts"), "export type T = 1;\n");
+    writeFileSync(join(dir, "plain.ts"), loop);
+    const { loops, errors } = await loadLoops(dir);
     expect({ ids: [...loops.keys()], errors: errors.map((e) => e.message) }).toEqual({
       ids: ["loop_plain"],
-      errors: [`loop id loop_plain is already taken by ${join(dir.path, "plain.js")}`],
+      errors: [`loop id loop_plain is already taken by ${join(dir, "plain.js")}`],
     });
   });
 

@@ -1,29 +1,15 @@
 /** Helpers of the loop test suites: temporary databases, and waiting on a condition, never a clock. */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEngine, type Engine, type EngineOptions, type RunRecord, type RunStatus } from "../../core/loop/engine.ts";
 import { type LoopDefinition, loadLoops } from "../../core/loop/registry.ts";
 import { openDatabase } from "../../server/db.ts";
+import { tempDir } from "./temp-dir.ts";
 
 export const FIXTURE_LOOPS_DIR = join(import.meta.dir, "..", "fixtures", "loops");
 export const ORG = "org_test";
 export const TRIGGER = { kind: "token" as const, id: "tok_test", name: "test token" };
 export const FINISHED: readonly RunStatus[] = ["complete", "errored", "terminated"];
-
-export interface TempDir extends AsyncDisposable {
-  path: string;
-}
-
-export function tempDir(prefix = "health-loop-"): TempDir {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return {
-    path,
-    async [Symbol.asyncDispose]() {
-      rmSync(path, { recursive: true, force: true });
-    },
-  };
-}
 
 let fixtureLoops: Map<string, LoopDefinition> | undefined;
 
@@ -71,17 +57,17 @@ export interface TestEngine extends AsyncDisposable {
 
 /** An engine on a fresh database file, with the fixture loops; stopped and deleted on dispose. */
 export async function testEngine(options: Partial<EngineOptions> = {}): Promise<TestEngine> {
-  const dir = tempDir();
-  const db = openDatabase(join(dir.path, "health.db"));
+  const dir = tempDir("health-loop-");
+  const db = openDatabase(join(dir, "health.db"));
   const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), pollMs: 50, ...options });
   return {
     engine,
     db,
-    dir: dir.path,
+    dir,
     async [Symbol.asyncDispose]() {
       await engine.stop();
       db.close();
-      await dir[Symbol.asyncDispose]();
+      dir[Symbol.dispose]();
     },
   };
 }

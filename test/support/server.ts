@@ -2,11 +2,13 @@
  * A real server on a random port with a real SQLite file in a temp dir, disposed with
  * `await using`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Config, loadConfig } from "../../server/config.ts";
 import { type RunningServer, startServer } from "../../server/start.ts";
+import { tempDir } from "./temp-dir.ts";
+
+export { tempDir };
 
 export const SYSTEM_KEY = "test-system-key-0123456789abcdef";
 
@@ -16,15 +18,6 @@ export interface TestServer extends RunningServer {
   systemKey: string;
   logs: string[];
   [Symbol.asyncDispose](): Promise<void>;
-}
-
-export function tempDir(prefix = "health-test-"): string & Disposable {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return Object.assign(dir, {
-    [Symbol.dispose]() {
-      rmSync(dir, { recursive: true, force: true });
-    },
-  }) as string & Disposable;
 }
 
 export function testConfig(dir: string, env: Record<string, string> = {}): Config {
