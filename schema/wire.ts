@@ -17,7 +17,8 @@ export const planningRequestSchema = v.object({
   turn_id: uuid("turn_id"),
   redacted_prompt: v.pipe(
     v.string("redacted_prompt must be a string"),
-    v.check((s) => s.trim().length > 0, "redacted_prompt must not be empty"),
+    // Not blank: a regex, so the check does not copy a prompt of up to 16,000 characters to trim it.
+    v.regex(/\S/, "redacted_prompt must not be empty"),
     v.maxLength(MAX_PROMPT_CHARS, `redacted_prompt must be at most ${MAX_PROMPT_CHARS} characters`),
   ),
   /** The client's classification. Not trusted: the safety gate classifies again. */
