@@ -30,11 +30,18 @@ async function benchEnqueue(): Promise<void> {
   const db = openDatabase(join(dir, "enqueue.db"));
   const engine = createEngine({ sqlite: db.sqlite, loops: new Map() });
   for (let i = 0; i < 500; i++) engine.enqueue({ orgId: "org_bench", loopId: "loop_x", input: { i }, trigger });
-  const body = { form: "new-patient-registration", source: "web", fields: { preferredContact: "email", note: "x".repeat(200) } };
+  const body = {
+    form: "new-patient-registration",
+    source: "web",
+    fields: { preferredContact: "email", note: "x".repeat(200) },
+  };
   const started = performance.now();
-  for (let i = 0; i < enqueueCount; i++) engine.enqueue({ orgId: "org_bench", loopId: "loop_intake", input: body, trigger });
+  for (let i = 0; i < enqueueCount; i++)
+    engine.enqueue({ orgId: "org_bench", loopId: "loop_intake", input: body, trigger });
   const seconds = (performance.now() - started) / 1000;
-  console.log(`enqueue: ${enqueueCount} durable inserts in ${(seconds * 1000).toFixed(0)} ms = ${Math.round(enqueueCount / seconds)} runs/s (${((seconds / enqueueCount) * 1e6).toFixed(1)} µs each; WAL, synchronous=NORMAL)`);
+  console.log(
+    `enqueue: ${enqueueCount} durable inserts in ${(seconds * 1000).toFixed(0)} ms = ${Math.round(enqueueCount / seconds)} runs/s (${((seconds / enqueueCount) * 1e6).toFixed(1)} µs each; WAL, synchronous=NORMAL)`,
+  );
   db.close();
 }
 
@@ -72,7 +79,9 @@ async function benchSteps(): Promise<void> {
   perStep.sort((a, b) => a - b);
   const median = perStep[Math.floor(perStep.length / 2)] ?? Number.NaN;
   const empty = await timeRun(engine, 0);
-  console.log(`step.do: ${stepCount} steps per run, median ${(median * 1000).toFixed(0)} µs per step (runs: ${perStep.map((ms) => (ms * 1000).toFixed(0)).join(", ")} µs); run start-up incl. worker ${empty.toFixed(1)} ms`);
+  console.log(
+    `step.do: ${stepCount} steps per run, median ${(median * 1000).toFixed(0)} µs per step (runs: ${perStep.map((ms) => (ms * 1000).toFixed(0)).join(", ")} µs); run start-up incl. worker ${empty.toFixed(1)} ms`,
+  );
   await engine.stop();
   db.close();
 }

@@ -7,7 +7,16 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchOptions, formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
+import {
+  benchOptions,
+  formatRow,
+  interleaved,
+  requestScript,
+  startTarget,
+  TABLE_HEAD,
+  type WrkResult,
+  wrk,
+} from "./wrk.ts";
 
 const options = benchOptions();
 
@@ -30,7 +39,8 @@ await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALT
 // Warm the cache (and both JITs) so the measured path is the cache hit.
 await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
 const hit = await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
-if (hit.status !== 200 || hit.headers.get("x-health-cache") !== "hit") throw new Error(`gateway answered ${hit.status}`);
+if (hit.status !== 200 || hit.headers.get("x-health-cache") !== "hit")
+  throw new Error(`gateway answered ${hit.status}`);
 const sameBytes = join(tmpdir(), "health-bench-response.json");
 writeFileSync(sameBytes, JSON.stringify({ body: await hit.text(), headers: Object.fromEntries(hit.headers) }));
 await using same = await startTarget(["bench/targets.ts", "bare-same"], { BENCH_RESPONSE: sameBytes });
@@ -52,6 +62,10 @@ console.log(formatRow("bare Bun.serve (POST, JSON parse)", baseline));
 console.log(formatRow("bare Bun.serve, the gateway's response bytes and headers", sameResponse, baseline));
 console.log(formatRow("Elysia, the planning route's hooks doing nothing (framework floor)", framework, baseline));
 console.log(formatRow("planning cache hit, all plugins", planning, baseline));
-console.log(`cache hit vs same-bytes bare: ${((planning.requestsPerSecond / sameResponse.requestsPerSecond) * 100).toFixed(1)}%`);
-console.log(`cache hit vs framework floor: ${((planning.requestsPerSecond / framework.requestsPerSecond) * 100).toFixed(1)}%`);
+console.log(
+  `cache hit vs same-bytes bare: ${((planning.requestsPerSecond / sameResponse.requestsPerSecond) * 100).toFixed(1)}%`,
+);
+console.log(
+  `cache hit vs framework floor: ${((planning.requestsPerSecond / framework.requestsPerSecond) * 100).toFixed(1)}%`,
+);
 console.log(`p99 added: ${(planning.p99Ms - baseline.p99Ms).toFixed(2)} ms`);

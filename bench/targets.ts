@@ -71,7 +71,10 @@ function elysiaFloor(body: string, headers: Record<string, string>) {
     })
     .mapResponse(noop)
     .mapResponse(noop)
-    .post("/cli/code/sessions", async () => body, { body: planningRequestSchema, parse: jsonBody(PLANNING_BODY_LIMIT) });
+    .post("/cli/code/sessions", async () => body, {
+      body: planningRequestSchema,
+      parse: jsonBody(PLANNING_BODY_LIMIT),
+    });
   app.listen({ port: 0, hostname: "127.0.0.1" });
   return app;
 }

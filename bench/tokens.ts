@@ -31,9 +31,12 @@ for (const size of [10, 100_000]) {
     ["revoked token (401)", () => wrk(account, { ...options, script: bearer("revoked", revoked) })],
     ["malformed token (401)", () => wrk(account, { ...options, script: bearer("malformed", "hlth_not-a-token") })],
   ];
-  for (const [name, run] of cases) rows.push(formatRow(`${size.toLocaleString("en-US")} tokens: ${name}`, await run(), baseline));
+  for (const [name, run] of cases)
+    rows.push(formatRow(`${size.toLocaleString("en-US")} tokens: ${name}`, await run(), baseline));
 }
 
-console.log(`tokens: wrk -t1 -c${options.connections} -d${options.duration}s, loopback, ${navigator.hardwareConcurrency} cores`);
+console.log(
+  `tokens: wrk -t1 -c${options.connections} -d${options.duration}s, loopback, ${navigator.hardwareConcurrency} cores`,
+);
 console.log(TABLE_HEAD);
 for (const row of rows) console.log(row);

@@ -6,7 +6,16 @@
  *   bun bench/trigger.ts [--duration 3] [--connections 32] [--rounds 3]
  */
 import { join } from "node:path";
-import { benchOptions, formatRow, interleaved, requestScript, startTarget, TABLE_HEAD, type WrkResult, wrk } from "./wrk.ts";
+import {
+  benchOptions,
+  formatRow,
+  interleaved,
+  requestScript,
+  startTarget,
+  TABLE_HEAD,
+  type WrkResult,
+  wrk,
+} from "./wrk.ts";
 
 const options = benchOptions();
 const body = JSON.stringify({ form: "registration", source: "web", fields: { name: "A. Person" } });
@@ -25,10 +34,13 @@ if (first.status !== 202) throw new Error(`gateway answered ${first.status}`);
 await wrk(`${bare.url}/`, { ...options, duration: 2, script });
 await wrk(url, { ...options, duration: 2, script });
 
-const [baseline, triggers] = (await interleaved([{ url: `${bare.url}/`, script }, { url, script }], options)) as [
-  WrkResult,
-  WrkResult,
-];
+const [baseline, triggers] = (await interleaved(
+  [
+    { url: `${bare.url}/`, script },
+    { url, script },
+  ],
+  options,
+)) as [WrkResult, WrkResult];
 
 console.log(
   `trigger: wrk -t1 -c${options.connections} -d${options.duration}s, median of ${options.rounds} interleaved rounds, loopback, ${navigator.hardwareConcurrency} cores`,

@@ -63,14 +63,15 @@ function validateIntake(body: IntakeBody | undefined): Validation {
     return { form: "unknown", source: "unknown", fieldNames: [], problems: ["the body must be a JSON object"] };
   }
   const form = typeof body.form === "string" && body.form.trim() !== "" ? body.form.trim().toLowerCase() : "unknown";
-  if (form === "unknown") problems.push("form is required (for example \"registration\" or \"billing-question\")");
+  if (form === "unknown") problems.push('form is required (for example "registration" or "billing-question")');
   const fields = typeof body.fields === "object" && body.fields !== null ? body.fields : {};
   const fieldNames = Object.keys(fields).sort();
   for (const name of fieldNames) {
     if (typeof fields[name] !== "string") problems.push(`fields.${name} must be a string`);
   }
   if (!hasText(fields.name)) problems.push("fields.name is required");
-  if (!hasText(fields.email) && !hasText(fields.phone)) problems.push("fields.email or fields.phone is required to reply");
+  if (!hasText(fields.email) && !hasText(fields.phone))
+    problems.push("fields.email or fields.phone is required to reply");
   const source = typeof body.source === "string" && body.source !== "" ? body.source : "unspecified";
   return { form, source, fieldNames, problems };
 }

@@ -15,7 +15,11 @@ export const passwordSchema = v.pipe(
 );
 
 export const loginInput = v.object({ email: emailSchema, password: v.pipe(v.string(), v.maxLength(256)) });
-export const setupInput = v.object({ code: v.pipe(v.string(), v.maxLength(64)), email: emailSchema, password: passwordSchema });
+export const setupInput = v.object({
+  code: v.pipe(v.string(), v.maxLength(64)),
+  email: emailSchema,
+  password: passwordSchema,
+});
 
 export const tokenNameSchema = v.pipe(
   v.string(),
@@ -29,11 +33,16 @@ export const tokenCreateInput = v.object({
   name: tokenNameSchema,
   scopes: v.pipe(v.array(scopeSchema), v.minLength(1, "give at least one scope"), v.maxLength(10)),
 });
-export const tokenRevokeInput = v.object({ id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")) });
+export const tokenRevokeInput = v.object({
+  id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")),
+});
 
 export type TokenCreateInput = v.InferOutput<typeof tokenCreateInput>;
 
-export const loopIdSchema = v.pipe(v.string(), v.regex(/^loop_[A-Za-z0-9_-]{1,64}$/, "loopId must be a loop id (loop_…)"));
+export const loopIdSchema = v.pipe(
+  v.string(),
+  v.regex(/^loop_[A-Za-z0-9_-]{1,64}$/, "loopId must be a loop id (loop_…)"),
+);
 export const runIdSchema = v.pipe(v.string(), v.regex(/^run_[A-Za-z0-9]{1,64}$/, "id must be a run id (run_…)"));
 export const runStatusSchema = v.picklist(["queued", "running", "sleeping", "complete", "errored", "terminated"]);
 

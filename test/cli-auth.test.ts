@@ -11,7 +11,6 @@ import type { TokenView } from "../server/services/tokens.ts";
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
 
-
 function mode(path: string): number {
   return statSync(path).mode & 0o777;
 }

@@ -8,7 +8,6 @@ import type { RunRecord } from "../cli/code/store.ts";
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
 
-
 function runRecords(dir: string): RunRecord[] {
   const runs = join(dir, ".health", "code", "runs");
   return readdirSync(runs)

@@ -287,7 +287,9 @@ describe("sanitizeStep", () => {
       requires_auth: true,
     });
     expect(step.requires_auth).toBe(true);
-    expect(sanitizeStep({ kind: "build", command: "health agent build", purpose: "", requires_auth: false }).requires_auth).toBe(false);
+    expect(
+      sanitizeStep({ kind: "build", command: "health agent build", purpose: "", requires_auth: false }).requires_auth,
+    ).toBe(false);
     expect(step.kind).toBe("other");
     expect(step.purpose.length).toBeLessThanOrEqual(200);
     expect(step.purpose.endsWith("…")).toBe(true);

@@ -13,7 +13,6 @@ const SCRIPT = join(import.meta.dir, "fixtures", "engine-process.ts");
 const RUNS = 6;
 const STEPS = 30;
 
-
 function spawnEngine(dbPath: string, logFile: string, runs: number) {
   return Bun.spawn([process.execPath, SCRIPT, dbPath, logFile, String(runs), String(STEPS)], {
     cwd: join(import.meta.dir, ".."),
@@ -41,7 +40,11 @@ test("after kill -9 and a restart, every run completes and no persisted step run
 
   const first = spawnEngine(dbPath, logFile, RUNS);
   try {
-    await waitFor(() => ([...lineCounts(logFile).values()].length >= 25 ? true : undefined), "25 steps before the kill", 10_000);
+    await waitFor(
+      () => ([...lineCounts(logFile).values()].length >= 25 ? true : undefined),
+      "25 steps before the kill",
+      10_000,
+    );
   } finally {
     first.kill(9);
   }
@@ -54,7 +57,10 @@ test("after kill -9 and a restart, every run completes and no persisted step run
     )
     .all()
     .map(({ tag, key }) => `${tag} ${key}`);
-  const atKill = db.sqlite.query<{ status: string }, []>("SELECT status FROM runs").all().map((r) => r.status);
+  const atKill = db.sqlite
+    .query<{ status: string }, []>("SELECT status FROM runs")
+    .all()
+    .map((r) => r.status);
   db.close();
   // The kill must land mid-way for the test to mean anything.
   expect(atKill.length).toBe(RUNS);
@@ -78,7 +84,9 @@ test("after kill -9 and a restart, every run completes and no persisted step run
   const counts = lineCounts(logFile);
   const persistedRanTwice = persisted.filter((step) => counts.get(step) !== 1);
   expect(persistedRanTwice).toEqual([]);
-  const everyStep = Array.from({ length: RUNS }, (_, r) => Array.from({ length: STEPS }, (_, s) => `run${r} step-${s}`)).flat();
+  const everyStep = Array.from({ length: RUNS }, (_, r) =>
+    Array.from({ length: STEPS }, (_, s) => `run${r} step-${s}`),
+  ).flat();
   expect(everyStep.filter((step) => (counts.get(step) ?? 0) < 1)).toEqual([]);
   // Only steps in flight at the kill (at most one per executing run) may have run twice.
   const reran = everyStep.filter((step) => (counts.get(step) ?? 0) > 1);

@@ -36,7 +36,10 @@ describe("parseDuration", () => {
     for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => parseDuration(bad)).toThrow("must be a finite number of milliseconds ≥ 0");
     }
-    expect(tryParseDuration("99999999999999 weeks")).toEqual({ ok: false, error: 'invalid duration "99999999999999 weeks": too long' });
+    expect(tryParseDuration("99999999999999 weeks")).toEqual({
+      ok: false,
+      error: 'invalid duration "99999999999999 weeks": too long',
+    });
   });
 
   test("tryParseDuration returns the failure as a value", () => {

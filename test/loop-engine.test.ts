@@ -13,7 +13,9 @@ const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 function logLines(file: string): string[] {
   try {
-    return readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
   } catch {
     return [];
   }
@@ -36,7 +38,12 @@ describe("running loops", () => {
     await using t = await testEngine();
     t.engine.start();
     const none = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: undefined, trigger: TRIGGER });
-    const nul = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: null, trigger: { kind: "user", id: "usr_1", name: "Ada" } });
+    const nul = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_echo",
+      input: null,
+      trigger: { kind: "user", id: "usr_1", name: "Ada" },
+    });
     const noneRun = await waitForStatus(t.engine, none.runId);
     const nullRun = await waitForStatus(t.engine, nul.runId);
     const step = (name: string, key: string, index: number, result: unknown) => ({
@@ -88,7 +95,12 @@ describe("running loops", () => {
     t.engine.start();
     const inStep = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: undefined, trigger: TRIGGER });
     const inRun = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: { where: "run" }, trigger: TRIGGER });
-    const inTimer = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: { where: "timer" }, trigger: TRIGGER });
+    const inTimer = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_throws",
+      input: { where: "timer" },
+      trigger: TRIGGER,
+    });
     const bigint = t.engine.enqueue({ orgId: ORG, loopId: "loop_bigint", input: undefined, trigger: TRIGGER });
     const errors = await Promise.all(
       [inStep, inRun, inTimer, bigint].map(async ({ runId }) => {
@@ -97,7 +109,11 @@ describe("running loops", () => {
       }),
     );
     expect(errors).toEqual([
-      { status: "errored", error: { name: "Error", message: "the step exploded" }, steps: ["fine:complete", "explode:errored"] },
+      {
+        status: "errored",
+        error: { name: "Error", message: "the step exploded" },
+        steps: ["fine:complete", "explode:errored"],
+      },
       { status: "errored", error: { name: "TypeError", message: "broken outside a step" }, steps: ["fine:complete"] },
       {
         status: "errored",
@@ -108,7 +124,8 @@ describe("running loops", () => {
         status: "errored",
         error: {
           name: "StepResultError",
-          message: 'the result of step "big" is not JSON-serializable: $ is a BigInt; convert it to a string or a number',
+          message:
+            'the result of step "big" is not JSON-serializable: $ is a BigInt; convert it to a string or a number',
         },
         steps: ["big:errored"],
       },
@@ -122,14 +139,20 @@ describe("running loops", () => {
     const run = await waitForStatus(t.engine, runId);
     expect({ status: run.status, error: run.error }).toEqual({
       status: "errored",
-      error: { name: "LoopNotFound", message: "loop loop_gone is not registered (its module was removed, renamed or failed to load)" },
+      error: {
+        name: "LoopNotFound",
+        message: "loop loop_gone is not registered (its module was removed, renamed or failed to load)",
+      },
     });
   });
 
   test("at most `concurrency` runs execute at once", async () => {
     await using t = await testEngine({ concurrency: 2 });
     t.engine.start();
-    const runIds = Array.from({ length: 6 }, () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 120 }, trigger: TRIGGER }).runId);
+    const runIds = Array.from(
+      { length: 6 },
+      () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 120 }, trigger: TRIGGER }).runId,
+    );
     let maxRunning = 0;
     const count = t.db.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'");
     await waitFor(() => {
@@ -150,7 +173,10 @@ describe("isolation", () => {
       const run = await waitForStatus(t.engine, runId);
       expect({ status: run.status, error: run.error, steps: run.steps.map((s) => s.status) }).toEqual({
         status: "errored",
-        error: { name: "RunTimeoutError", message: "the run executed for longer than its limit of 300 ms; its loop worker was stopped" },
+        error: {
+          name: "RunTimeoutError",
+          message: "the run executed for longer than its limit of 300 ms; its loop worker was stopped",
+        },
         steps: ["complete"],
       });
     }
@@ -162,13 +188,23 @@ describe("isolation", () => {
   test("a step spinning synchronously past its timeout is stopped by the engine", async () => {
     await using t = await testEngine();
     t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin-in-step" }, trigger: TRIGGER });
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "spin-in-step" },
+      trigger: TRIGGER,
+    });
     const run = await waitForStatus(t.engine, runId);
-    expect({ status: run.status, error: run.error, steps: run.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`) }).toEqual({
+    expect({
+      status: run.status,
+      error: run.error,
+      steps: run.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`),
+    }).toEqual({
       status: "errored",
       error: {
         name: "StepTimeoutError",
-        message: 'step "spin" did not finish within its timeout of 100 ms and blocked its worker; the worker was stopped',
+        message:
+          'step "spin" did not finish within its timeout of 100 ms and blocked its worker; the worker was stopped',
       },
       steps: ["before:complete:undefined", "spin:errored:RunEnded"],
     });
@@ -177,20 +213,34 @@ describe("isolation", () => {
   test("a loop allocating without bound is stopped at its heap limit", async () => {
     await using t = await testEngine({ memoryLimitMb: 96, memoryCheckMs: 100 });
     t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-async" }, trigger: TRIGGER });
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "hog-async" },
+      trigger: TRIGGER,
+    });
     const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
     expect(run.error?.name).toBe("MemoryLimitExceeded");
-    expect(run.error?.message).toMatch(/^the loop used \d+ MB of heap, over its limit of 96 MB; its worker was stopped$/);
+    expect(run.error?.message).toMatch(
+      /^the loop used \d+ MB of heap, over its limit of 96 MB; its worker was stopped$/,
+    );
   });
 
   test("a loop allocating in a synchronous loop is stopped when the process grows past its limit", async () => {
     const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
     await using t = await testEngine({ processMemoryLimitMb: rssMb + 400, memoryCheckMs: 100 });
     t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-sync" }, trigger: TRIGGER });
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "hog-sync" },
+      trigger: TRIGGER,
+    });
     const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
     expect(run.error?.name).toBe("MemoryLimitExceeded");
-    expect(run.error?.message).toMatch(/^the process reached \d+ MB \(limit \d+ MB\) while this loop was running; its worker was stopped$/);
+    expect(run.error?.message).toMatch(
+      /^the process reached \d+ MB \(limit \d+ MB\) while this loop was running; its worker was stopped$/,
+    );
   });
 
   test("loop workers do not see the gateway's HEALTH_* variables", async () => {
@@ -211,9 +261,18 @@ describe("durability", () => {
     await using t = await testEngine();
     const logFile = join(t.dir, "sleeper.log");
     t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile, sleepMs: 400 }, trigger: TRIGGER });
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_sleeper",
+      input: { logFile, sleepMs: 400 },
+      trigger: TRIGGER,
+    });
     const sleeping = await waitForStatus(t.engine, runId, ["sleeping"]);
-    expect({ active: t.engine.activeCount, wakeAt: typeof sleeping.wakeAt, nap: sleeping.steps.find((s) => s.key === "nap")?.status }).toEqual({
+    expect({
+      active: t.engine.activeCount,
+      wakeAt: typeof sleeping.wakeAt,
+      nap: sleeping.steps.find((s) => s.key === "nap")?.status,
+    }).toEqual({
       active: 0,
       wakeAt: "string",
       nap: "sleeping",
@@ -248,7 +307,12 @@ describe("durability", () => {
     const logFile = join(t.dir, "until.log");
     t.engine.start();
     const until = Date.now() + 300;
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile, until }, trigger: TRIGGER });
+    const { runId } = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_sleeper",
+      input: { logFile, until },
+      trigger: TRIGGER,
+    });
     // pollMs is 10 s: only the engine's own wake timer can finish this in time.
     const run = await waitForStatus(t.engine, runId, ["complete"], 3_000);
     expect(Date.parse(run.finishedAt ?? "")).toBeGreaterThanOrEqual(until);
@@ -268,7 +332,10 @@ describe("durability", () => {
     await waitFor(() => (logLines(logFile).length >= 5 ? true : undefined), "five steps to run");
     await t.engine.stop();
     const stopped = t.engine.get(ORG, runId);
-    expect({ status: stopped?.status, open: stopped?.steps.filter((s) => s.status !== "complete").length }).toEqual({ status: "queued", open: 0 });
+    expect({ status: stopped?.status, open: stopped?.steps.filter((s) => s.status !== "complete").length }).toEqual({
+      status: "queued",
+      open: 0,
+    });
 
     t.engine.start();
     const run = await waitForStatus(t.engine, runId);
@@ -290,7 +357,11 @@ describe("durability", () => {
     await t.engine.stop();
     expect(Date.now() - started).toBeLessThan(2_000);
     const run = t.engine.get(ORG, runId);
-    expect({ status: run?.status, steps: run?.steps.map((s) => `${s.key}:${s.status}`), active: t.engine.activeCount }).toEqual({
+    expect({
+      status: run?.status,
+      steps: run?.steps.map((s) => `${s.key}:${s.status}`),
+      active: t.engine.activeCount,
+    }).toEqual({
       status: "queued",
       steps: ["wait:running"],
       active: 0,
@@ -301,7 +372,9 @@ describe("durability", () => {
     await using t = await testEngine({ exclusive: false });
     const stale = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "stale", trigger: TRIGGER });
     const live = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "live", trigger: TRIGGER });
-    const claim = t.db.sqlite.query("UPDATE runs SET status = 'running', leaseOwner = 'eng_elsewhere', leaseExpiresAt = ?2 WHERE id = ?1");
+    const claim = t.db.sqlite.query(
+      "UPDATE runs SET status = 'running', leaseOwner = 'eng_elsewhere', leaseExpiresAt = ?2 WHERE id = ?1",
+    );
     claim.run(stale.runId, Date.now() - 1);
     claim.run(live.runId, Date.now() + 60_000);
     t.engine.start();
@@ -328,11 +401,19 @@ describe("terminate", () => {
 
     t.engine.start();
     const running = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
-    await waitFor(() => (t.engine.get(ORG, running.runId)?.steps.length === 1 ? true : undefined), "the slow step to start");
+    await waitFor(
+      () => (t.engine.get(ORG, running.runId)?.steps.length === 1 ? true : undefined),
+      "the slow step to start",
+    );
     expect(t.engine.terminate(ORG, running.runId)).toEqual({ ok: true, value: { status: "terminated" } });
     expect(t.engine.activeCount).toBe(0);
 
-    const sleeping = t.engine.enqueue({ orgId: ORG, loopId: "loop_sleeper", input: { logFile: join(t.dir, "s.log"), sleepMs: 60_000 }, trigger: TRIGGER });
+    const sleeping = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_sleeper",
+      input: { logFile: join(t.dir, "s.log"), sleepMs: 60_000 },
+      trigger: TRIGGER,
+    });
     await waitForStatus(t.engine, sleeping.runId, ["sleeping"]);
     expect(t.engine.terminate(ORG, sleeping.runId).ok).toBe(true);
 
@@ -340,9 +421,16 @@ describe("terminate", () => {
     await waitForStatus(t.engine, finished.runId);
     expect(t.engine.terminate(ORG, finished.runId)).toEqual({
       ok: false,
-      error: { code: "already_finished", message: `run ${finished.runId} already finished (complete)`, status: "complete" },
+      error: {
+        code: "already_finished",
+        message: `run ${finished.runId} already finished (complete)`,
+        status: "complete",
+      },
     });
-    expect(t.engine.terminate(ORG, queued.runId)).toMatchObject({ ok: false, error: { code: "already_finished", status: "terminated" } });
+    expect(t.engine.terminate(ORG, queued.runId)).toMatchObject({
+      ok: false,
+      error: { code: "already_finished", status: "terminated" },
+    });
     expect(t.engine.terminate("org_other", finished.runId)).toEqual({
       ok: false,
       error: { code: "not_found", message: `no run ${finished.runId} in this organization` },
@@ -366,7 +454,10 @@ describe("terminate", () => {
     await using t = await testEngine({ heartbeatMs: 50 });
     t.engine.start();
     const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
-    await waitFor(() => (t.engine.activeCount === 1 && t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined), "the run to start");
+    await waitFor(
+      () => (t.engine.activeCount === 1 && t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined),
+      "the run to start",
+    );
     const other = openDatabase(join(t.dir, "health.db"));
     try {
       const admin = createEngine({ sqlite: other.sqlite, loops: new Map() });
@@ -383,7 +474,10 @@ describe("list", () => {
   test("newest first, filtered, paginated with an opaque cursor", async () => {
     await using t = await testEngine();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(t.engine.enqueue({ orgId: ORG, loopId: i % 2 === 0 ? "loop_a" : "loop_b", input: i, trigger: TRIGGER }).runId);
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        t.engine.enqueue({ orgId: ORG, loopId: i % 2 === 0 ? "loop_a" : "loop_b", input: i, trigger: TRIGGER }).runId,
+      );
     t.engine.enqueue({ orgId: "org_other", loopId: "loop_a", input: 9, trigger: TRIGGER });
     t.engine.terminate(ORG, ids[0] ?? "");
 
@@ -393,7 +487,11 @@ describe("list", () => {
     if (!second.ok) throw new Error(second.error.message);
     const third = t.engine.list(ORG, { limit: 2, cursor: second.value.nextCursor ?? undefined });
     if (!third.ok) throw new Error(third.error.message);
-    expect([first, second, third].map((page) => (page.ok ? page.value.runs.map((r) => r.input) : []))).toEqual([[4, 3], [2, 1], [0]]);
+    expect([first, second, third].map((page) => (page.ok ? page.value.runs.map((r) => r.input) : []))).toEqual([
+      [4, 3],
+      [2, 1],
+      [0],
+    ]);
     expect(third.ok && third.value.nextCursor).toBeNull();
 
     const onlyA = t.engine.list(ORG, { loopId: "loop_a" });

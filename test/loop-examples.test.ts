@@ -10,7 +10,8 @@ test("intake routes forms to staff queues, rejects incomplete ones, and notifies
   const { loops } = await loadLoops(EXAMPLES_DIR);
   await using t = await testEngine({ loops });
   t.engine.start();
-  const enqueue = (input: unknown) => t.engine.enqueue({ orgId: ORG, loopId: "loop_intake", input, trigger: TRIGGER }).runId;
+  const enqueue = (input: unknown) =>
+    t.engine.enqueue({ orgId: ORG, loopId: "loop_intake", input, trigger: TRIGGER }).runId;
   const contact = { name: "A. Person", email: "a@example.org" };
   const billing = enqueue({ form: "Billing-Question", source: "web", fields: contact });
   const records = enqueue({ form: "records-request", fields: { name: "B. Person", phone: "555-0100" } });
@@ -37,7 +38,9 @@ test("intake routes forms to staff queues, rejects incomplete ones, and notifies
     "route to staff queue:complete",
     "notify staff queue:complete",
   ]);
-  const outputs = await Promise.all([records, unknown, incomplete, empty].map(async (id) => (await waitForStatus(t.engine, id)).output));
+  const outputs = await Promise.all(
+    [records, unknown, incomplete, empty].map(async (id) => (await waitForStatus(t.engine, id)).output),
+  );
   expect(outputs).toEqual([
     expect.objectContaining({ status: "routed", queue: "records", triage: false }),
     expect.objectContaining({ status: "routed", queue: "front-desk", triage: true }),

@@ -18,22 +18,38 @@ describe("loadLoops", () => {
       isWorkflow: LoopClass.prototype instanceof Workflow,
     }));
     expect(registered).toEqual([
-      { id: "loop_good", name: "GoodLoop", file: join(REGISTRY_FIXTURES, "good.ts"), exportName: "default", isWorkflow: true },
-      { id: "loop_named-export", name: "NamedLoop", file: join(REGISTRY_FIXTURES, "named-export.ts"), exportName: "NamedLoop", isWorkflow: true },
+      {
+        id: "loop_good",
+        name: "GoodLoop",
+        file: join(REGISTRY_FIXTURES, "good.ts"),
+        exportName: "default",
+        isWorkflow: true,
+      },
+      {
+        id: "loop_named-export",
+        name: "NamedLoop",
+        file: join(REGISTRY_FIXTURES, "named-export.ts"),
+        exportName: "NamedLoop",
+        isWorkflow: true,
+      },
     ]);
     expect(errors).toEqual([
       {
         file: join(REGISTRY_FIXTURES, "bad name.ts"),
         message: 'the file name "bad name" is not a valid loop name: use only letters, digits, "_" and "-"',
       },
-      { file: join(REGISTRY_FIXTURES, "broken.ts"), message: "the module failed to load: Error: this module fails while loading" },
+      {
+        file: join(REGISTRY_FIXTURES, "broken.ts"),
+        message: "the module failed to load: Error: this module fails while loading",
+      },
       {
         file: join(REGISTRY_FIXTURES, "none.ts"),
         message: 'the module exports no class extending Workflow (import { Workflow } from "health/loop")',
       },
       {
         file: join(REGISTRY_FIXTURES, "stuck.ts"),
-        message: "the module failed to load: it did not finish loading within 1000 ms (top-level code that never ends?)",
+        message:
+          "the module failed to load: it did not finish loading within 1000 ms (top-level code that never ends?)",
       },
       {
         file: join(REGISTRY_FIXTURES, "two.ts"),

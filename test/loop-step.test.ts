@@ -40,7 +40,17 @@ function recorder(): Recorder {
 }
 
 function stored(key: string, fields: Partial<StoredStep>): StoredStep {
-  return { key, kind: "do", status: "complete", result: null, errorName: null, errorMessage: null, attempts: 1, wakeAt: null, ...fields };
+  return {
+    key,
+    kind: "do",
+    status: "complete",
+    result: null,
+    errorName: null,
+    errorMessage: null,
+    attempts: 1,
+    wakeAt: null,
+    ...fields,
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -79,15 +89,23 @@ describe("step.do replay", () => {
     const rec = recorder();
     const step = createStep(rec.host, [stored("send", { status: "running", attempts: 2 })]);
     expect(await step.do("send", () => "sent")).toBe("sent");
-    expect(rec.done).toEqual([{ key: "send", name: "send", idx: 0, status: "complete", result: '"sent"', error: null, attempts: 3 }]);
+    expect(rec.done).toEqual([
+      { key: "send", name: "send", idx: 0, status: "complete", result: '"sent"', error: null, attempts: 3 },
+    ]);
   });
 
   test("a stored failure is thrown again without running the step", async () => {
     const rec = recorder();
-    const step = createStep(rec.host, [stored("charge", { status: "errored", errorName: "NonRetryableError", errorMessage: "card declined" })]);
+    const step = createStep(rec.host, [
+      stored("charge", { status: "errored", errorName: "NonRetryableError", errorMessage: "card declined" }),
+    ]);
     let calls = 0;
     const error = await rejection(step.do("charge", () => calls++));
-    expect({ name: error.name, message: error.message, calls }).toEqual({ name: "NonRetryableError", message: "card declined", calls: 0 });
+    expect({ name: error.name, message: error.message, calls }).toEqual({
+      name: "NonRetryableError",
+      message: "card declined",
+      calls: 0,
+    });
   });
 
   test("a replay that calls a different kind of step at the same place is refused", async () => {
@@ -156,7 +174,11 @@ describe("retries", () => {
         throw new Error(`failure ${calls}`);
       }),
     );
-    expect({ message: error.message, calls, done: rec.done.map((r) => [r.status, r.attempts, r.error?.message]) }).toEqual({
+    expect({
+      message: error.message,
+      calls,
+      done: rec.done.map((r) => [r.status, r.attempts, r.error?.message]),
+    }).toEqual({
       message: "failure 3",
       calls: 3,
       done: [["errored", 3, "failure 3"]],
@@ -217,11 +239,17 @@ describe("retries", () => {
 
   test("a bad config is refused with a clear message", async () => {
     const step = createStep(recorder().host, []);
-    expect((await rejection(step.do("a", { retries: { limit: -1 } }, () => 1))).message).toContain("retries.limit must be an integer ≥ 0");
+    expect((await rejection(step.do("a", { retries: { limit: -1 } }, () => 1))).message).toContain(
+      "retries.limit must be an integer ≥ 0",
+    );
     const badBackoff = { retries: { limit: 1, backoff: "random" as "linear" } };
     expect((await rejection(step.do("b", badBackoff, () => 1))).message).toContain("retries.backoff must be");
-    expect((await rejection(step.do("c", { timeout: "soon" }, () => 1))).message).toContain('timeout: invalid duration "soon"');
-    expect((await rejection(step.do("d", { timeout: 0 }, () => 1))).message).toContain("timeout must be longer than 0 ms");
+    expect((await rejection(step.do("c", { timeout: "soon" }, () => 1))).message).toContain(
+      'timeout: invalid duration "soon"',
+    );
+    expect((await rejection(step.do("d", { timeout: 0 }, () => 1))).message).toContain(
+      "timeout must be longer than 0 ms",
+    );
   });
 });
 
@@ -273,7 +301,11 @@ describe("step results", () => {
           return fn();
         }),
       );
-      expect({ name: error.name, calls, status: rec.done[0]?.status }).toEqual({ name: "StepResultError", calls: 1, status: "errored" });
+      expect({ name: error.name, calls, status: rec.done[0]?.status }).toEqual({
+        name: "StepResultError",
+        calls: 1,
+        status: "errored",
+      });
       expect(error.message).toStartWith(`the result of step "${name}" is not JSON-serializable: ${expected}`);
     }
   });
@@ -282,7 +314,11 @@ describe("step results", () => {
     const rec = recorder();
     const step = createStep(rec.host, []);
     const shared = { x: 1 };
-    const results = [await step.do("undef", () => undefined), await step.do("null", () => null), await step.do("shared", () => [shared, shared])];
+    const results = [
+      await step.do("undef", () => undefined),
+      await step.do("null", () => null),
+      await step.do("shared", () => [shared, shared]),
+    ];
     expect({ results, stored: rec.done.map((r) => r.result) }).toEqual({
       results: [undefined, null, [{ x: 1 }, { x: 1 }]],
       stored: [null, "null", '[{"x":1},{"x":1}]'],
@@ -293,13 +329,19 @@ describe("step results", () => {
     const rec = recorder();
     const at = new Date("2026-01-02T03:04:05.000Z");
     const first = await createStep(rec.host, []).do<unknown>("when", () => ({ at, skip: undefined }));
-    const replayed = await createStep(recorder().host, [stored("when", { result: rec.done[0]?.result ?? null })]).do<unknown>("when", () => null);
+    const replayed = await createStep(recorder().host, [
+      stored("when", { result: rec.done[0]?.result ?? null }),
+    ]).do<unknown>("when", () => null);
     expect(first).toEqual({ at: "2026-01-02T03:04:05.000Z" });
     expect(replayed).toEqual(first);
   });
 
   test("stored JSON encoding", () => {
-    expect([encodeStoredJson(undefined, "x"), encodeStoredJson(null, "x"), encodeStoredJson({ a: [1, "b"] }, "x")]).toEqual([
+    expect([
+      encodeStoredJson(undefined, "x"),
+      encodeStoredJson(null, "x"),
+      encodeStoredJson({ a: [1, "b"] }, "x"),
+    ]).toEqual([
       { ok: true, value: null },
       { ok: true, value: "null" },
       { ok: true, value: '{"a":[1,"b"]}' },
@@ -345,7 +387,11 @@ describe("sleep", () => {
 
   test("bad durations and dates are refused", async () => {
     const step = createStep(recorder().host, []);
-    expect((await rejection(step.sleep("a", "whenever"))).message).toContain('step.sleep("a"): invalid duration "whenever"');
-    expect((await rejection(step.sleepUntil("b", "not a date"))).message).toBe('step.sleepUntil("b"): not a date is not a valid date');
+    expect((await rejection(step.sleep("a", "whenever"))).message).toContain(
+      'step.sleep("a"): invalid duration "whenever"',
+    );
+    expect((await rejection(step.sleepUntil("b", "not a date"))).message).toBe(
+      'step.sleepUntil("b"): not a date is not a valid date',
+    );
   });
 });

@@ -46,7 +46,6 @@ async function startChild(dir: string): Promise<Child> {
   return { url: /listening on (\S+)/.exec(seen)?.[1] ?? "", proc };
 }
 
-
 test("SIGKILL mid-run, restart: every accepted run completes, no persisted step runs twice", async () => {
   using dir = tempDir();
   const logFile = join(dir, "steps.log");
@@ -111,7 +110,10 @@ test("SIGKILL mid-run, restart: every accepted run completes, no persisted step 
   }
   expect(persisted.length).toBeGreaterThan(0);
   for (const step of persisted) {
-    expect({ step: `${tagOf.get(step.runId)} ${step.key}`, runs: counts.get(`${tagOf.get(step.runId)} ${step.key}`) }).toEqual({
+    expect({
+      step: `${tagOf.get(step.runId)} ${step.key}`,
+      runs: counts.get(`${tagOf.get(step.runId)} ${step.key}`),
+    }).toEqual({
       step: `${tagOf.get(step.runId)} ${step.key}`,
       runs: 1,
     });

@@ -57,10 +57,13 @@ describe("admin sessions", () => {
     await using server = await startTestServer(adminEnv);
     const client = trpcClient(server.url);
     const wrong = await rejection(client.auth.login.mutate({ email: ADMIN.email, password: "wrong password!!" }));
-    const unknown = await rejection(client.auth.login.mutate({ email: "nobody@example.com", password: "wrong password!!" }));
+    const unknown = await rejection(
+      client.auth.login.mutate({ email: "nobody@example.com", password: "wrong password!!" }),
+    );
     expect(wrong).toEqual({ code: "UNAUTHORIZED", message: "Wrong email or password" });
     expect(unknown).toEqual(wrong);
-    for (let i = 0; i < 4; i++) await rejection(client.auth.login.mutate({ email: ADMIN.email, password: "nope nope nope" }));
+    for (let i = 0; i < 4; i++)
+      await rejection(client.auth.login.mutate({ email: ADMIN.email, password: "nope nope nope" }));
     const limited = await rejection(client.auth.login.mutate(ADMIN));
     expect(limited.code).toBe("TOO_MANY_REQUESTS");
   });
@@ -115,7 +118,12 @@ describe("token lifecycle", () => {
     await using server = await startTestServer(adminEnv);
     const { client } = await signIn(server.url);
     const created = await client.tokens.create.mutate({ name: "ci-planner", scopes: ["cli:run"] });
-    expect(created).toMatchObject({ name: "ci-planner", scopes: ["cli:run"], prefix: created.token.slice(0, 8), lastFour: created.token.slice(-4) });
+    expect(created).toMatchObject({
+      name: "ci-planner",
+      scopes: ["cli:run"],
+      prefix: created.token.slice(0, 8),
+      lastFour: created.token.slice(-4),
+    });
     expect(created.token).toMatch(/^hlth_/);
 
     const listed = await client.tokens.list.query();
@@ -126,7 +134,9 @@ describe("token lifecycle", () => {
     // A cli:run token plans for its own organization's company.
     const planned = await postPlan(server.url, created.token, undefined, { "x-service-company": "someone-else" });
     expect(planned.status).toBe(200);
-    const account = await (await fetch(`${server.url}/cli/account`, { headers: { authorization: `Bearer ${created.token}` } })).json();
+    const account = await (
+      await fetch(`${server.url}/cli/account`, { headers: { authorization: `Bearer ${created.token}` } })
+    ).json();
     expect(account).toMatchObject({ company: "default", token_name: "ci-planner" });
 
     // lastUsedAt is written behind, once.
@@ -144,7 +154,16 @@ describe("token lifecycle", () => {
     expect((await client.tokens.list.query())[0]?.revokedAt).toBe(revoked.revokedAt);
 
     server.flush();
-    const bytes = [readFileSync(server.dbPath, "latin1"), (() => { try { return readFileSync(`${server.dbPath}-wal`, "latin1"); } catch { return ""; } })()].join("");
+    const bytes = [
+      readFileSync(server.dbPath, "latin1"),
+      (() => {
+        try {
+          return readFileSync(`${server.dbPath}-wal`, "latin1");
+        } catch {
+          return "";
+        }
+      })(),
+    ].join("");
     expect(bytes).not.toContain(created.token);
     expect(bytes).not.toContain(created.token.slice(8, -4));
   });
@@ -181,7 +200,12 @@ describe("token lifecycle", () => {
     const { client } = await signIn(server.url);
     const db = openDatabase(`file:${server.dbPath}`);
     db.sqlite.run("INSERT INTO organizations (id, slug, name, createdAt) VALUES ('org_other', 'other', 'Other', 0)");
-    const foreign = createToken(db, { orgId: "org_other", name: "theirs", scopes: ["loop:run"], actor: { kind: "system", id: "test" } });
+    const foreign = createToken(db, {
+      orgId: "org_other",
+      name: "theirs",
+      scopes: ["loop:run"],
+      actor: { kind: "system", id: "test" },
+    });
     db.close();
     expect((await rejection(client.tokens.revoke.mutate({ id: foreign.id }))).code).toBe("NOT_FOUND");
     expect((await client.tokens.list.query()).map((t) => t.id)).not.toContain(foreign.id);

@@ -15,7 +15,11 @@ function trigger(server: TestServer, token: string, loopId: string, init: Reques
   const headers = new Headers(init.headers);
   headers.set("authorization", `Bearer ${token}`);
   if (init.body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/json");
-  return fetch(`${server.url}/loop/${init.orgId ?? server.defaultOrg.id}/${loopId}`, { ...init, method: "POST", headers });
+  return fetch(`${server.url}/loop/${init.orgId ?? server.defaultOrg.id}/${loopId}`, {
+    ...init,
+    method: "POST",
+    headers,
+  });
 }
 
 async function waitForRun(server: TestServer, token: string, loopId: string, runId: string) {
@@ -136,7 +140,9 @@ describe("trigger endpoint", () => {
         pull(controller) {
           if (sent >= size) return controller.close();
           sent += chunk.byteLength;
-          controller.enqueue(sent === chunk.byteLength ? chunk : new TextEncoder().encode(" ".repeat(chunk.byteLength)));
+          controller.enqueue(
+            sent === chunk.byteLength ? chunk : new TextEncoder().encode(" ".repeat(chunk.byteLength)),
+          );
         },
       });
     };
@@ -208,7 +214,11 @@ describe("loops and runs over tRPC", () => {
       await Bun.sleep(20);
       run = await client.runs.get.query({ id: started.runId });
     }
-    expect(run).toMatchObject({ status: "complete", input: { from: "console" }, trigger: { kind: "user", name: "admin@example.com" } });
+    expect(run).toMatchObject({
+      status: "complete",
+      input: { from: "console" },
+      trigger: { kind: "user", name: "admin@example.com" },
+    });
     const page = await client.runs.list.query({ loopId: "loop_echo" });
     expect(page.runs.map((r) => r.id)).toContain(started.runId);
   });

@@ -79,7 +79,8 @@ async function askForPassword(
   fromStdin: boolean,
 ): Promise<{ email: string; password: string }> {
   const given = email?.trim() ?? "";
-  if (given === "") throw new UsageError(fromStdin ? "--password-stdin needs --email <email>" : "--email needs a value");
+  if (given === "")
+    throw new UsageError(fromStdin ? "--password-stdin needs --email <email>" : "--email needs a value");
   if (fromStdin) return { email: given, password: await readSecretFromStdin("password") };
   if (!isInteractive()) {
     throw new UsageError(

@@ -21,7 +21,8 @@ defineUnit(604_800_000, "w", "week", "weeks");
 
 const DURATION_PATTERN = /^(\d+(?:\.\d+)?|\.\d+)\s*([a-z]*)$/;
 
-const HINT = 'use milliseconds as a number, or a number and a unit such as "500 ms", "30 seconds", "5 minutes", "2 hours", "1 day"';
+const HINT =
+  'use milliseconds as a number, or a number and a unit such as "500 ms", "30 seconds", "5 minutes", "2 hours", "1 day"';
 
 /** Parses a duration to whole milliseconds, as a value so callers choose how to report a mistake. */
 export function tryParseDuration(duration: Duration): Result<number, string> {

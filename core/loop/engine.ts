@@ -17,7 +17,14 @@ import { loopEnvironment } from "./environment.ts";
 import { decodeStoredJson, encodeStoredJson } from "./json.ts";
 import type { FromWorker, StoredError, ToWorker } from "./protocol.ts";
 import type { LoopDefinition } from "./registry.ts";
-import { createRunStore, parseStoredError, type RunRow, type RunStatus, type StepRow, type TriggerKind } from "./store.ts";
+import {
+  createRunStore,
+  parseStoredError,
+  type RunRow,
+  type RunStatus,
+  type StepRow,
+  type TriggerKind,
+} from "./store.ts";
 
 export type { RunStatus, TriggerKind } from "./store.ts";
 
@@ -197,7 +204,10 @@ export function createEngine(options: EngineOptions): Engine {
   const stopTimeoutMs = positiveInteger(options.stopTimeoutMs ?? 10_000, "stopTimeoutMs");
   const memoryLimitBytes = positiveInteger(options.memoryLimitMb ?? 512, "memoryLimitMb") * MB;
   const processLimitBytes =
-    positiveInteger(options.processMemoryLimitMb ?? Math.min(4096, Math.floor((totalmem() / MB) * 0.75)), "processMemoryLimitMb") * MB;
+    positiveInteger(
+      options.processMemoryLimitMb ?? Math.min(4096, Math.floor((totalmem() / MB) * 0.75)),
+      "processMemoryLimitMb",
+    ) * MB;
   const memoryCheckMs = positiveInteger(options.memoryCheckMs ?? 1_000, "memoryCheckMs");
   const exclusive = options.exclusive ?? true;
   const workerEnv = options.workerEnv ?? loopEnvironment();
@@ -314,9 +324,18 @@ export function createEngine(options: EngineOptions): Engine {
     });
     worker.addEventListener("close", (event: Event) => {
       const code = event instanceof CloseEvent ? event.code : "unknown";
-      safely(run, () => failRun(run, { name: "LoopCrashed", message: `the loop worker exited unexpectedly (code ${code})` }));
+      safely(run, () =>
+        failRun(run, { name: "LoopCrashed", message: `the loop worker exited unexpectedly (code ${code})` }),
+      );
     });
-    const start: ToWorker = { type: "start", runId, file: definition.file, exportName: definition.exportName, input, steps };
+    const start: ToWorker = {
+      type: "start",
+      runId,
+      file: definition.file,
+      exportName: definition.exportName,
+      input,
+      steps,
+    };
     worker.postMessage(start);
     logger.info("loop run started", { runId, loopId });
   }
@@ -325,7 +344,15 @@ export function createEngine(options: EngineOptions): Engine {
     if (run.settled) return;
     switch (message.type) {
       case "attempt":
-        store.recordAttempt({ runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: now(), attempt: message.attempt });
+        store.recordAttempt({
+          runId: run.id,
+          key: message.key,
+          name: message.name,
+          idx: message.idx,
+          owner,
+          now: now(),
+          attempt: message.attempt,
+        });
         if (message.timeoutMs > 0) armStepDeadline(run, message.key, message.timeoutMs);
         return;
       case "attemptFailed":
@@ -614,7 +641,8 @@ export function createEngine(options: EngineOptions): Engine {
     let after: { createdAt: number; rowid: number } | undefined;
     if (listOptions.cursor !== undefined) {
       const decoded = decodeCursor(listOptions.cursor);
-      if (decoded === null) return { ok: false, error: { code: "invalid_cursor", message: "the cursor is not one this server issued" } };
+      if (decoded === null)
+        return { ok: false, error: { code: "invalid_cursor", message: "the cursor is not one this server issued" } };
       after = decoded;
     }
     // One extra row tells whether there is a next page without a COUNT.
@@ -633,7 +661,8 @@ export function createEngine(options: EngineOptions): Engine {
       return { ok: true, value: { status: "terminated" } };
     }
     const row = store.getRun(orgId, runId);
-    if (row === null) return { ok: false, error: { code: "not_found", message: `no run ${runId} in this organization` } };
+    if (row === null)
+      return { ok: false, error: { code: "not_found", message: `no run ${runId} in this organization` } };
     return {
       ok: false,
       error: { code: "already_finished", message: `run ${runId} already finished (${row.status})`, status: row.status },
@@ -710,7 +739,8 @@ function decodeCursor(cursor: string): { createdAt: number; rowid: number } | nu
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
   return value;
 }
 

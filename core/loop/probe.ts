@@ -16,7 +16,10 @@ scope.onmessage = function probeModule(event) {
   import(event.data.file).then(
     () => scope.postMessage({ ok: true }),
     (error: unknown) => {
-      scope.postMessage({ ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      scope.postMessage({
+        ok: false,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
     },
   );
 };

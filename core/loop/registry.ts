@@ -103,7 +103,10 @@ type Loaded = { ok: true; value: LoopDefinition } | { ok: false; error: string }
 async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: number): Promise<Loaded> {
   const stem = fileName.slice(0, -extname(fileName).length);
   if (!STEM_PATTERN.test(stem)) {
-    return { ok: false, error: `the file name "${stem}" is not a valid loop name: use only letters, digits, "_" and "-"` };
+    return {
+      ok: false,
+      error: `the file name "${stem}" is not a valid loop name: use only letters, digits, "_" and "-"`,
+    };
   }
   const probed = await probeModule(file, loadTimeoutMs);
   if (!probed.ok) return { ok: false, error: `the module failed to load: ${probed.error}` };
@@ -120,7 +123,10 @@ async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: num
     if (isWorkflowClass(value) && !found.has(value)) found.set(value, exportName);
   }
   if (found.size === 0) {
-    return { ok: false, error: 'the module exports no class extending Workflow (import { Workflow } from "health/loop")' };
+    return {
+      ok: false,
+      error: 'the module exports no class extending Workflow (import { Workflow } from "health/loop")',
+    };
   }
   if (found.size > 1) {
     const names = [...found.entries()].map(([cls, exportName]) => `${exportName} (${cls.name})`).join(", ");
@@ -146,12 +152,22 @@ function probeModule(file: string, timeoutMs: number): Promise<ProbeReply> {
       resolve(reply);
     }
     const timer = setTimeout(() => {
-      finish({ ok: false, error: `it did not finish loading within ${timeoutMs} ms (top-level code that never ends?)` });
+      finish({
+        ok: false,
+        error: `it did not finish loading within ${timeoutMs} ms (top-level code that never ends?)`,
+      });
     }, timeoutMs);
     worker.addEventListener("message", (event: MessageEvent<ProbeReply>) => finish(event.data));
     worker.addEventListener("error", (event: ErrorEvent) => {
       event.preventDefault();
-      finish({ ok: false, error: event.message.split("\n").find((line) => /error:/i.test(line))?.trim() ?? "it threw while loading" });
+      finish({
+        ok: false,
+        error:
+          event.message
+            .split("\n")
+            .find((line) => /error:/i.test(line))
+            ?.trim() ?? "it threw while loading",
+      });
     });
     worker.postMessage({ file });
   });

@@ -87,7 +87,11 @@ export function createStep(host: StepHost, storedSteps: readonly StoredStep[]): 
     return row;
   }
 
-  async function doStep<R>(name: string, configOrFn: StepConfig | StepCallback<R>, maybeFn?: StepCallback<R>): Promise<R> {
+  async function doStep<R>(
+    name: string,
+    configOrFn: StepConfig | StepCallback<R>,
+    maybeFn?: StepCallback<R>,
+  ): Promise<R> {
     const step = claimKey(name);
     const fn = typeof configOrFn === "function" ? configOrFn : maybeFn;
     const config = typeof configOrFn === "function" ? {} : configOrFn;
@@ -116,7 +120,13 @@ export function createStep(host: StepHost, storedSteps: readonly StoredStep[]): 
         if (!encoded.ok) {
           // Retrying would give the same unserializable value, so the step fails at once.
           const error = namedError("StepResultError", encoded.error);
-          await host.stepDone({ ...step, status: "errored", result: null, error: toStoredError(error), attempts: attempt });
+          await host.stepDone({
+            ...step,
+            status: "errored",
+            result: null,
+            error: toStoredError(error),
+            attempts: attempt,
+          });
           throw error;
         }
         await host.stepDone({ ...step, status: "complete", result: encoded.value, error: null, attempts: attempt });

@@ -104,7 +104,14 @@ export function createRunStore(sqlite: Database) {
   );
   const upsertFinishedStep = sqlite.prepare<
     void,
-    StepWrite & { kind: "do" | "sleep"; status: string; result: string | null; error: string | null; attempts: number; wakeAt: number | null }
+    StepWrite & {
+      kind: "do" | "sleep";
+      status: string;
+      result: string | null;
+      error: string | null;
+      attempts: number;
+      wakeAt: number | null;
+    }
   >(
     "INSERT INTO run_steps (runId, key, name, idx, kind, status, result, error, attempts, wakeAt, startedAt, finishedAt) " +
       "VALUES ($runId, $key, $name, $idx, $kind, $status, $result, $error, $attempts, $wakeAt, $now, CASE WHEN $status = 'sleeping' THEN NULL ELSE $now END) " +
@@ -141,7 +148,9 @@ export function createRunStore(sqlite: Database) {
   const selectNextWake = sqlite.prepare<{ wakeAt: number | null }, []>(
     "SELECT MIN(wakeAt) AS wakeAt FROM runs WHERE status = 'sleeping'",
   );
-  const selectRun = sqlite.prepare<RunRow, [string, string]>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?1 AND orgId = ?2`);
+  const selectRun = sqlite.prepare<RunRow, [string, string]>(
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?1 AND orgId = ?2`,
+  );
 
   /** Runs `write` in one transaction when it reports success, and rolls it back otherwise. */
   function atomically(write: () => boolean): boolean {
@@ -196,7 +205,12 @@ export function createRunStore(sqlite: Database) {
 
     /** Persists a finished `step.do`; false when the run is no longer ours. */
     finishStep(
-      write: StepWrite & { status: "complete" | "errored"; result: string | null; error: StoredError | null; attempts: number },
+      write: StepWrite & {
+        status: "complete" | "errored";
+        result: string | null;
+        error: StoredError | null;
+        attempts: number;
+      },
     ): boolean {
       return atomically(() => {
         if (touchOwned.run({ runId: write.runId, owner: write.owner, now: write.now }).changes === 0) return false;
@@ -230,7 +244,10 @@ export function createRunStore(sqlite: Database) {
     /** Records the sleep and releases the run until `wakeAt`; false when the run is no longer ours. */
     suspend(write: StepWrite & { wakeAt: number }): boolean {
       return atomically(() => {
-        if (suspendOwned.run({ runId: write.runId, owner: write.owner, now: write.now, wakeAt: write.wakeAt }).changes === 0) {
+        if (
+          suspendOwned.run({ runId: write.runId, owner: write.owner, now: write.now, wakeAt: write.wakeAt }).changes ===
+          0
+        ) {
           return false;
         }
         upsertFinishedStep.run({ ...write, kind: "sleep", status: "sleeping", result: null, error: null, attempts: 1 });
@@ -246,8 +263,13 @@ export function createRunStore(sqlite: Database) {
     fail(runId: string, owner: string, now: number, error: StoredError): boolean {
       const errorJson = JSON.stringify(error);
       return atomically(() => {
-        if (finishOwned.run({ runId, owner, now, status: "errored", output: null, error: errorJson }).changes === 0) return false;
-        failOpenSteps.run({ runId, now, error: JSON.stringify({ name: "RunEnded", message: "the run ended before this step finished" }) });
+        if (finishOwned.run({ runId, owner, now, status: "errored", output: null, error: errorJson }).changes === 0)
+          return false;
+        failOpenSteps.run({
+          runId,
+          now,
+          error: JSON.stringify({ name: "RunEnded", message: "the run ended before this step finished" }),
+        });
         return true;
       });
     },

@@ -130,6 +130,9 @@ async function instantiateLoop(file: string, exportName: string): Promise<Loaded
     return { ok: true, loop: new LoopClass() };
   } catch (error) {
     const cause = toStoredError(error);
-    return { ok: false, error: { name: "LoopLoadError", message: `could not load the loop: ${cause.name}: ${cause.message}` } };
+    return {
+      ok: false,
+      error: { name: "LoopLoadError", message: `could not load the loop: ${cause.name}: ${cause.message}` },
+    };
   }
 }

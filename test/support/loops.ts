@@ -1,7 +1,13 @@
 /** Helpers of the loop test suites: temporary databases, and waiting on a condition, never a clock. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createEngine, type Engine, type EngineOptions, type RunRecord, type RunStatus } from "../../core/loop/engine.ts";
+import {
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  type RunRecord,
+  type RunStatus,
+} from "../../core/loop/engine.ts";
 import { type LoopDefinition, loadLoops } from "../../core/loop/registry.ts";
 import { openDatabase } from "../../server/db.ts";
 import { tempDir } from "./temp-dir.ts";

@@ -17,7 +17,12 @@ export interface StubReply {
 export const GOOD_PLAN = {
   assistant_message: "I will scaffold an SMS intake loop and verify it.",
   tool_plan: [
-    { kind: "scaffold", command: "health init intake --channel sms", purpose: "Create the workspace", requires_auth: false },
+    {
+      kind: "scaffold",
+      command: "health init intake --channel sms",
+      purpose: "Create the workspace",
+      requires_auth: false,
+    },
     { kind: "verify", command: "health verify", purpose: "Check it", requires_auth: false },
   ],
 };
