@@ -55,6 +55,7 @@ export function envelopeOf(result: PlanResult, intent: Intent): Envelope {
   const text = JSON.stringify(response);
   // Inside any string value quotes are escaped, so this sequence is the audit_id property.
   const at = text.indexOf(SLOT_PROPERTY);
+  if (at === -1) throw new Error("the planning response lost its audit_id slot");
   const envelope = {
     intent,
     head: text.slice(0, at) + AUDIT_PROPERTY,
