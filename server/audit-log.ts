@@ -92,6 +92,7 @@ export class AuditLog {
   constructor(private readonly sink: AuditSink) {}
 
   record(row: PlanAuditRow): void {
+    // In COLUMNS order (the audit test fails if two are swapped).
     this.queue.push([
       row.auditId,
       row.requestId,
