@@ -24,7 +24,3 @@ export function canonicalJson(value: unknown): string {
 export function sha256Hex(input: string | Uint8Array): string {
   return Bun.CryptoHasher.hash("sha256", input, "hex");
 }
-
-export function sha256(input: string | Uint8Array): Uint8Array {
-  return Bun.CryptoHasher.hash("sha256", input);
-}

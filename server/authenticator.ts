@@ -7,7 +7,6 @@
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../core/authz.ts";
-import { sha256 } from "../core/hash.ts";
 import { hashToken, isWellFormedToken } from "../core/tokens.ts";
 
 export interface AuthenticatorOptions {
@@ -32,7 +31,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const MAX_BEARER_CHARS = 512;
 
 export class Authenticator {
-  private readonly systemKeyDigest: Buffer;
+  /** The system key's hex SHA-256, as bytes for the constant-time compare. */
+  private readonly systemKeyHash: Buffer;
   private readonly systemPrincipal: Principal;
   private readonly byHash;
   private readonly touch;
@@ -42,7 +42,7 @@ export class Authenticator {
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.now = options.now ?? Date.now;
-    this.systemKeyDigest = Buffer.from(options.systemKeyHash, "hex");
+    this.systemKeyHash = Buffer.from(options.systemKeyHash);
     this.systemPrincipal = {
       kind: "system",
       id: "system",
@@ -65,10 +65,14 @@ export class Authenticator {
 
   authenticate = (bearer: string): Principal | null => {
     if (bearer.length > MAX_BEARER_CHARS) return null;
-    const digest = sha256(bearer);
-    if (timingSafeEqual(digest, this.systemKeyDigest)) return this.systemPrincipal;
+    // One hash per request: the same digest is compared with the system key and looked up.
+    const hash = hashToken(bearer);
+    const candidate = Buffer.from(hash);
+    if (candidate.length === this.systemKeyHash.length && timingSafeEqual(candidate, this.systemKeyHash)) {
+      return this.systemPrincipal;
+    }
     if (!isWellFormedToken(bearer)) return null;
-    const row = this.byHash.get(hashToken(bearer));
+    const row = this.byHash.get(hash);
     if (row === null || row.revokedAt !== null) return null;
     this.noteUse(row.id, row.lastUsedAt);
     return {
