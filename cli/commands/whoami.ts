@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import type { AccountResponse } from "../../schema/wire.ts";
 import { CliError } from "../errors.ts";
-import { callServer, fetchAccount, sessionExpired, trpcClient } from "../lib/api.ts";
+import { callServer, fetchAccount, sessionExpired, sessionFailure, trpcClient } from "../lib/api.ts";
 import { isExpired } from "../lib/auth.ts";
 import { readCredentials } from "../lib/home.ts";
 import { out, print, printJson, shortTime } from "../lib/output.ts";
@@ -43,11 +43,7 @@ Examples:
     let identity: SessionIdentity | null = null;
     if (session !== undefined) {
       if (isExpired(session)) throw sessionExpired();
-      identity = await callServer(
-        server,
-        () => trpcClient(server, session.secret).auth.me.query(),
-        (failure) => (failure.code === "UNAUTHORIZED" ? sessionExpired() : undefined),
-      );
+      identity = await callServer(server, () => trpcClient(server, session.secret).auth.me.query(), sessionFailure);
     }
     const account = token !== undefined ? await fetchAccount(server, token.secret) : null;
     if (args.json === true) {

@@ -84,6 +84,10 @@ export async function callServer<T>(
 
 export const sessionExpired = (): CliError => new CliError("Your session expired; run health login");
 
+/** The `onCode` of calls made with a stored admin session: UNAUTHORIZED means it expired. */
+export const sessionFailure = (failure: TrpcFailure): CliError | undefined =>
+  failure.code === "UNAUTHORIZED" ? sessionExpired() : undefined;
+
 /** The `detail` of a problem+json body, or the HTTP status when the body is something else. */
 export async function problemDetail(response: Response): Promise<{ code: string | undefined; detail: string }> {
   const text = await response.text().catch(() => "");

@@ -1,6 +1,6 @@
 /** `health loops list`: `[{ id, name, orgId, triggerUrl }]` (CONTRACT). Needs an admin session. */
 import { defineCommand } from "citty";
-import { callServer, sessionExpired } from "../../lib/api.ts";
+import { callServer, sessionFailure } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { out, print, printJson, table } from "../../lib/output.ts";
 
@@ -21,11 +21,7 @@ Examples:
   },
   async run({ args }) {
     const { server, client } = requireSession(args.server);
-    const loops = await callServer(
-      server,
-      () => client.loops.list.query(),
-      (failure) => (failure.code === "UNAUTHORIZED" ? sessionExpired() : undefined),
-    );
+    const loops = await callServer(server, () => client.loops.list.query(), sessionFailure);
     if (args.json === true) {
       printJson(
         loops.map((loop) => ({ id: loop.id, name: loop.name, orgId: loop.orgId, triggerUrl: loop.triggerUrl })),
