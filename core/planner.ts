@@ -9,6 +9,7 @@
 import type { DraftPlan, DraftStep } from "../schema/wire.ts";
 import { type Channel, findCommand, isChannel } from "./commands.ts";
 import type { Intent } from "./intents.ts";
+import { type BlockedCategory, reframings } from "./safety/categories.ts";
 
 export interface PlanInput {
   /** The redacted prompt. */
@@ -18,18 +19,34 @@ export interface PlanInput {
   manifest: Record<string, unknown> | null;
 }
 
-export const CLINICAL_REDIRECT_MESSAGE = [
-  "**This asks for clinical advice, so there is no plan.**",
-  "health is developer infrastructure for healthcare builders: it gives no diagnosis, treatment, dosing, medication or benefit-eligibility advice.",
-  "Reframe it as a builder or operator task, for example:",
-  '- data sourcing: "route intake forms from our SMS line to front-desk staff"',
-  '- eval design: "set up eval design for our triage-routing loop"',
-  '- deployment: "deploy my intake loop"',
-].join("\n");
+export const CLINICAL_REDIRECT_MESSAGE = redirectMessage(null);
+
+/**
+ * The redirect (spec 4.1 rule 1): what health is, and builder tasks to ask for instead, the first
+ * one fitted to the kind of clinical ask when it is known. Six lines at most.
+ */
+function redirectMessage(category: BlockedCategory | null): string {
+  const what = category === null ? "" : ` (${category.replaceAll("_", " ")})`;
+  const first =
+    category === null
+      ? '- data sourcing: "route intake forms from our SMS line to front-desk staff"'
+      : `- instead: "${reframings[category]}"`;
+  return [
+    `**This asks for clinical advice${what}, so there is no plan.**`,
+    "health is developer infrastructure for healthcare builders: it gives no diagnosis, treatment, dosing, medication or benefit-eligibility advice.",
+    "Reframe it as a builder or operator task, for example:",
+    first,
+    '- eval design: "set up eval design for our triage-routing loop"',
+    '- deployment: "deploy my intake loop"',
+  ].join("\n");
+}
 
 /** The response to a clinical prompt (spec 4.1 rule 1): the redirect and no steps. */
-export function blockedPlan(): DraftPlan {
-  return { assistant_message: CLINICAL_REDIRECT_MESSAGE, tool_plan: [] };
+export function blockedPlan(category: BlockedCategory | null = null): DraftPlan {
+  return {
+    assistant_message: category === null ? CLINICAL_REDIRECT_MESSAGE : redirectMessage(category),
+    tool_plan: [],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,9 @@
  *   its label or a state, because unlabelled they are indistinguishable from configuration.
  */
 
+import { findNames } from "./safety/names.ts";
+import { findSegmentIdentifiers } from "./safety/segments.ts";
+
 export const identifierKinds = [
   "name",
   "ssn",
@@ -61,12 +64,19 @@ export function placeholder(kind: IdentifierKind): string {
 // ---------------------------------------------------------------------------------------------
 // Building blocks. Every quantifier is bounded.
 
-/** Between a label and its value: spaces, `:`, `#`, `=`, "is", "no.", at most three of them. */
-const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–]|is\b|was\b|no\b\.?|number\b|num\b\.?|nbr\b)){0,3}\s{0,3}`;
+/**
+ * Between a label and its value: spaces, `:`, `#`, `=`, "is", "of", "no.", a key's closing quote
+ * (`"dob": "…`), a short parenthesis ("member id (Cigna) …"); at most four of them.
+ */
+const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
+/** Between the words of a label: "member id", "member_id", "memberId", "member-id". */
+const _ = String.raw`[\s_\-.]{0,2}`;
 /** A label suffix: "member id", "member #", "member number", "member no." */
-const NO = String.raw`(?:\s{0,2}(?:id|#|number|no\.?|num\.?|nbr))`;
-/** An identifier value: letters, digits and dashes, with at least one digit. */
-const ID = String.raw`(?=[A-Za-z0-9\-]{0,63}\d)[A-Za-z0-9][A-Za-z0-9\-]{2,63}(?![\w\-])`;
+const NO = String.raw`(?:${_}(?:ids?|identifier|#|number|no\.?|num\.?|nbr))`;
+/** An identifier value: letters, digits, dashes and inner dots, with at least one digit. */
+const ID = String.raw`(?=[A-Za-z0-9.\-]{0,63}\d)(?!\d{1,9}(?:\.\d{1,9})+(?![\w\-.]))[A-Za-z0-9](?:[A-Za-z0-9\-]|\.(?=[A-Za-z0-9])){2,63}(?![\w\-])`;
+/** An identifier printed in groups, as on a card: "JQX 8812 0934", "123 456 789". */
+const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,5}\d)[A-Z0-9]{2,6}){1,3}(?![\w\-])`;
 
 const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)`;
 const ORD = `(?:st|nd|rd|th)?`;
@@ -91,19 +101,27 @@ const DOB_VALUE = `(?:${[
   String.raw`${MONTH}\.?,?\s{1,3}\d{4}(?!\d)`,
   ...DAY_FIRST_DATES,
   String.raw`\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)`,
-  String.raw`\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?!\d)`,
+  String.raw`\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])`,
+  String.raw`\d{1,2}-${MONTH}-\d{2,4}(?!\d)`,
+  String.raw`\d{1,2}[/\-]\d{4}(?!\d)`,
   String.raw`\d{8}(?!\d)`,
   String.raw`\d{6}(?!\d)`,
   String.raw`\d{4}(?!\d)`,
 ].join("|")})`;
 
 const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6})?`;
-const US_PHONE = String.raw`(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-]?)\d{3}[\s.\-]?\d{4}${EXTENSION}`;
+const US_PHONE = String.raw`(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-/]?)\d{3}[\s.\-/]?\d{4}${EXTENSION}`;
+/** "+44 20 7946 0958", "+91 98765 43210", "030 12345678" after a label. */
+const INTL_PHONE = String.raw`(?:\+\d{1,3}|0\d{1,4})(?:[\s.\-]\(?\d{1,8}\)?){1,5}`;
 
 const STATES = `(?:A[KLRZ]|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ADEINOST]|N[CDEHJMVY]|O[HKR]|P[AR]|RI|S[CD]|T[NX]|UT|V[AIT]|W[AIVY])`;
+const STATE_NAMES =
+  "(?:Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming)";
+/** A state before a value: "TX 04829173", "Texas plate …", "NY ZX21456T". */
+const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
-const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|STREET|ST|AVE|RD|BLVD|LN|DR)`;
-const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
+const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|STREET|ST|AVE|RD|BLVD|LN|DR)`;
+const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|Lot|Trlr|Trailer|Space|Spc|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
 const HOUSE_NUMBER = String.raw`\d{1,6}[A-Za-z]?(?:-\d{1,4})?`;
 
 const H = "[0-9A-Fa-f]{1,4}";
@@ -130,46 +148,6 @@ const EMAIL_LOCAL = String.raw`[A-Za-z0-9!#$%&'*+/=?^_\x60{|}~.\-]`;
 const URL_CHARS = String.raw`[^\s<>"'\x60{}|\\^\[\]]`;
 const TLD = "(?:com|org|net|io|gov|edu|health|us|co|app|dev|ai|info|biz|me|care|clinic|md)";
 
-// Names. Every name pattern is split into its first capital and the rest, so the engine can
-// skip to capitals and only then look behind for a title or label.
-const WORD_REST = String.raw`(?:['’][A-Z][a-z]{1,30}|[a-z]{1,30}(?:[A-Z][a-z]{1,30})?(?:['’\-][A-Z]?[a-z]{2,30}){0,2})`;
-const WORD = `[A-Z]${WORD_REST}`;
-const MORE_WORDS = (max: number) => String.raw`(?:\s{1,2}(?:[A-Z]\.?\s{1,2})?${WORD}){0,${max}}`;
-/** "Smith", "Jane Q. Public", "J. Smith", "O'Brien", "McDonald". */
-const FULL_NAME_REST = String.raw`(?:\.\s{1,2}${WORD}|${WORD_REST})${MORE_WORDS(2)}`;
-/** At least two words: after a bare "patient" one capitalised word is too weak a signal. */
-const TWO_NAMES_REST = String.raw`${WORD_REST}\s{1,2}(?:[A-Z]\.?\s{1,2})?${WORD}${MORE_WORDS(1)}`;
-/** After an explicit "Name:" even an all-caps name counts. */
-const LABELLED_NAME_REST = String.raw`[A-Za-z'’\-]{1,30}(?:\s{1,2}[A-Z][A-Za-z'’\-]{0,30}\.?){0,3}`;
-
-/** Capitalised titles; lower case only where unambiguous ("ms" is milliseconds, "MS Teams" a product). */
-const TITLE = String.raw`(?:Mrs?|M[sx]|Miss|Mister|Dr|Doctor|Prof|Professor|(?:MRS?|MS|DR|dr)(?=\.)|mister|doctor|professor)`;
-const PERSON = `(?:[Pp]atient|PATIENT|[Pp]t|[Cc]lient|[Rr]esident|[Mm]ember|[Pp]erson|[Mm]an|[Ww]oman|[Bb]oy|[Gg]irl|[Cc]hild|[Ss]on|[Dd]aughter|[Ii]nfant|[Bb]aby)`;
-const NAME_QUALIFIER = `(?:[Pp]atient|PATIENT|[Ff]ull|FULL|[Ll]egal|[Ff]irst|FIRST|[Ll]ast|LAST|[Gg]iven|[Ff]amily|[Mm]iddle|[Mm]aiden|[Ss]ubscriber|[Gg]uarantor)`;
-/** "agent name: Intake Bot" names a thing, not a person. */
-const THINGS = (
-  "agent loop route tool file project workspace channel task queue team company org organization step field " +
-  "column host server app bot model token key display user package variable env table event service plan template " +
-  "clinic practice product brand"
-).split(" ");
-const NOT_A_THING = String.raw`(?<!(?:${THINGS.map((w) => `[${w.charAt(0).toUpperCase()}${w.charAt(0)}]${w.slice(1)}`).join("|")})[\s_\-]{1,2})`;
-
-/** A cue that a person's name follows, and the shape the name must have after it. */
-const nameCues: ReadonlyArray<readonly [cue: string, rest: string]> = [
-  [String.raw`\b${TITLE}\.?\s{1,3}`, FULL_NAME_REST],
-  [String.raw`\b(?:[Pp]atient|PATIENT|[Pp]t\.?|[Cc]lient|[Rr]esident)\s{1,3}`, TWO_NAMES_REST],
-  [String.raw`\b(?:[Pp]atient|PATIENT|[Pp]t|PT|[Cc]lient|CLIENT|[Rr]esident)\s{0,2}[:=]\s{0,3}`, LABELLED_NAME_REST],
-  [String.raw`\b${PERSON}\s{1,3}(?:named|called)\s{1,3}`, FULL_NAME_REST],
-  [String.raw`\b[Mm]y\s{1,2}name\s{1,2}is\s{1,3}`, FULL_NAME_REST],
-  [
-    String.raw`${NOT_A_THING}\b(?:${NAME_QUALIFIER}['’]?s?\s{1,2})?(?:[Nn]ame|NAME)\s{0,2}[:=]\s{0,3}`,
-    LABELLED_NAME_REST,
-  ],
-];
-/** A title is not a name: "Dr. Dr." has none. */
-const NOT_A_TITLE = String.raw`(?!(?<=[MDP])(?:rs?|[sx]|iss|ister|r|octor|rof|rofessor)\b)`;
-const NAMES = `[A-Z]${NOT_A_TITLE}(?:${nameCues.map(([cue, rest]) => `(?<=${cue}[A-Z])${rest}`).join("|")})`;
-
 // ---------------------------------------------------------------------------------------------
 // Labelled values. A value sits right after its label ("MRN: 12345678") and contains a digit, so
 // rather than trying every label at every word of the text, the scan visits the few digit runs
@@ -186,64 +164,70 @@ interface LabelledFamily {
 const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "ssn",
-    label: String.raw`(?:SSN|SS#|SSA|social\s{1,2}security(?:${NO})?|soc\.?\s{0,2}sec\.?(?:${NO})?)${SEP}`,
-    value: String.raw`\d{3}[\s\-]?\d{2}[\s\-]?\d{4}(?!\d)`,
+    label: String.raw`(?:SSN|SS#|SSA|social(?:${_}security)?(?:${NO})?|soc\.?${_}sec\.?(?:${NO})?)${SEP}`,
+    value: String.raw`\d{3}\s{0,2}[\s.\-–—/]?\s{0,2}\d{2}\s{0,2}[\s.\-–—/]?\s{0,2}\d{4}(?!\d)`,
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR\s{0,2}no\.?|medical\s{1,2}record(?:${NO})?|med\.?\s{0,2}rec\.?(?:${NO})?|chart${NO}|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO})${SEP}`,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN)${SEP}`,
     value: ID,
   },
   {
     kind: "dob",
-    label: String.raw`(?:DOB|D\.O\.B\.?|date\s{1,2}of\s{1,2}birth|birth\s{0,2}date|birthday|b-?day|born(?:\s{1,2}(?:on|in))?)${SEP}`,
+    label: String.raw`(?:DOB|D\.O\.B\.?|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?)${SEP}`,
     value: DOB_VALUE,
   },
   {
     kind: "fax",
     label: String.raw`fax(?:ed)?(?:${NO}|\s{1,2}line)?${SEP}(?:(?:to|at)\s{1,3})?`,
-    value: String.raw`${US_PHONE}(?!\d)`,
+    value: String.raw`(?:${US_PHONE}|${INTL_PHONE})(?!\d)`,
   },
   {
     kind: "phone",
-    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|text|ph|contact)(?:${NO})?${SEP}(?:(?:me|them|him|her)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
-    value: String.raw`(?:${US_PHONE}|\d{3}[\s.\-]\d{4}|\d{7})(?![\w\-])`,
+    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|text|txt|ph|contact|reach|dial|whatsapp|landline)(?:${NO})?${SEP}(?:(?:me|them|him|her|us)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
+    value: String.raw`(?:${US_PHONE}|${INTL_PHONE}|\d{3}[\s.\-]\d{4}|\d{7})(?![\w\-])`,
+  },
+  {
+    // "at 555-0142": after a bare "at", only what is shaped like a phone number.
+    kind: "phone",
+    label: String.raw`at\s{1,2}`,
+    value: String.raw`(?:\(\d{3}\)\s?\d{3}[\s.\-]\d{4}|\d{3}[.\-]\d{3}[.\-]\d{4}|\d{3}-\d{4})(?![\w\-])`,
   },
   {
     kind: "member_id",
-    label: String.raw`(?:member${NO}|subscriber${NO}?|policy${NO}|group${NO}|insurance${NO}|plan${NO}|beneficiary${NO}?|medicaid${NO}?|medicare${NO}?|MBI|HICN|health\s{1,2}plan${NO})${SEP}`,
-    value: ID,
+    label: `(?:member${NO}|subscriber(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|health${_}plan${NO})(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
+    value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
     kind: "account",
-    label: String.raw`(?:account${NO}?|acct\.?${NO}?|billing\s{1,2}(?:account|id)|invoice${NO}|claim${NO}|routing\s{1,2}(?:number|no\.?|#)|IBAN|card${NO})${SEP}`,
-    value: ID,
+    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover)${SEP}`,
+    value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|${ID})`,
   },
   {
     kind: "license",
-    label: String.raw`(?:driver['’]?s?\s{1,2}licen[cs]e${NO}?|licen[cs]e${NO}|DL${NO}?|certificate${NO}|passport${NO}?|DEA${NO}?)${SEP}`,
-    value: ID,
+    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DL(?:${NO})?|certificate${NO}|cert${NO}|passport(?:${NO})?|DEA(?:${NO})?)${SEP}${STATE_PREFIX}`,
+    value: String.raw`(?:\d{3}(?: \d{3}){1,3}(?![\w\-])|${ID})`,
   },
   {
     kind: "device_id",
-    label: String.raw`(?:serial${NO}?|S\/N|device${NO}|device\s{1,2}serial|UDI|IMEI)${SEP}`,
+    label: String.raw`(?:serial(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?)${SEP}`,
     value: ID,
   },
   {
     kind: "vehicle",
-    label: String.raw`(?:VIN|vehicle\s{1,2}id(?:entification\s{1,2}number)?|licen[cs]e\s{1,2}plate|plate${NO})${SEP}`,
-    value: ID,
+    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|licen[cs]e${_}plate|plate(?:${NO})?|tag|reg(?:istration)?)${SEP}${STATE_PREFIX}`,
+    value: String.raw`(?:(?=[A-Z0-9\s\-]{0,10}\d)[A-Z0-9]{1,4}[\s\-][A-Z0-9]{2,5}(?![\w\-])|${ID})`,
   },
   {
     kind: "zip",
-    label: String.raw`(?:zip(?:\s{0,2}code)?|postal\s{1,2}code|post\s{0,2}code)${SEP}`,
-    value: String.raw`\d{5}(?:-\d{4})?(?![\w\-])`,
+    label: `(?:zip(?:${_}code)?|zipcode|postal${_}code|post${_}code)${SEP}`,
+    value: String.raw`(?:\d{5}(?:-\d{4})?|\d(?: \d){4})(?![\w\-])`,
   },
   {
     // Safe Harbor: ages over 89 are identifying.
     kind: "age",
-    label: `age[ds]?${SEP}`,
-    value: String.raw`(?:9\d|1[0-2]\d)(?!\d)`,
+    label: `(?:age[ds]?|aged)${SEP}`,
+    value: String.raw`(?:9\d|1[0-2]\d)(?!\d|\s{0,2}%)`,
   },
 ];
 
@@ -290,7 +274,7 @@ function labelledBefore(text: string, digit: number): IdentifierSpan | null {
   return null;
 }
 
-function collectLabelled(text: string, found: IdentifierSpan[]): void {
+function collectLabelled(text: string, found: Claim[]): void {
   DIGITS.lastIndex = 0;
   for (let run = DIGITS.exec(text); run !== null; run = DIGITS.exec(text)) {
     const span = labelledBefore(text, run.index);
@@ -314,6 +298,8 @@ function urlCarriesId(url: string): boolean {
   const slash = rest.search(/[/?#]/);
   const authority = slash < 0 ? rest : rest.slice(0, slash);
   if (authority.includes("@")) return true;
+  // The builder's own machine: a local URL points at their server, not at anyone's record.
+  if (/^(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?$/i.test(authority)) return false;
   if (slash < 0) return false;
   const tail = rest.slice(slash);
   if (/\?./.test(tail)) return true;
@@ -336,6 +322,22 @@ function ipv6Keep(value: string): number {
   if (LOOPBACK.has(value)) return 0;
   const colons = value.split(":").length - 1;
   return colons >= 2 && (/\d/.test(value) || colons >= 3) ? value.length : 0;
+}
+
+/** A card number: 13 to 19 digits whose Luhn check digit is right. */
+function luhnKeep(value: string): number {
+  const digits = value.replace(/\D/g, "");
+  if (digits.length < 13 || digits.length > 19) return 0;
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0 ? value.length : 0;
 }
 
 function intlPhoneKeep(value: string): number {
@@ -376,7 +378,7 @@ const earlyDetectors: readonly Detector[] = [
     kind: "url",
     needs: "web",
     pattern: rx(
-      String.raw`\b(?:(?:https?|ftps?|wss?):\/\/${URL_CHARS}{1,2048}|(?!${EMAIL_LOCAL}{1,128}@)(?:www\.${URL_CHARS}{1,2048}|[a-z0-9](?:[a-z0-9\-]{0,62}\.){1,8}${TLD}\/${URL_CHARS}{0,2048}))`,
+      String.raw`\b(?:(?:https?|ftps?|wss?|s3|gs|sftp|file):\/\/${URL_CHARS}{1,2048}|(?!${EMAIL_LOCAL}{1,128}@)(?:www\.${URL_CHARS}{1,2048}|[a-z0-9](?:[a-z0-9\-]{0,62}\.){1,8}${TLD}\/${URL_CHARS}{0,2048}))`,
       "gi",
     ),
     keep: urlKeep,
@@ -398,8 +400,80 @@ const earlyDetectors: readonly Detector[] = [
   },
 ];
 
+const DIGIT_WORD = "(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)";
+/** Letters of a Medicare Beneficiary Identifier: A–Z without S, L, O, I, B and Z. */
+const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
+
 const detectors: readonly Detector[] = [
-  { kind: "ssn", needs: "digit", pattern: rx(String.raw`(?<![\w\-])\d{3}(?:-\d{2}-|\s\d{2}\s)\d{4}(?![\w\-])`) },
+  // 3-2-4 digits with one separator used twice: "123-45-6789", "608.21.4475", "229/47/8810", "461 - 83 - 2207".
+  {
+    kind: "ssn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-–—./])\d{3}(?:-\d{2}-|\s\d{2}\s|\.\d{2}\.|\/\d{2}\/|–\d{2}–|—\d{2}—|\s[-–—]\s\d{2}\s[-–—]\s)\d{4}(?![\w\-–—/]|\.\d)`,
+    ),
+  },
+  // Medicare Beneficiary Identifier: 1EG4-TE5-MK73, with or without its dashes or spaces.
+  {
+    kind: "member_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])[1-9]${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}{2}\d{2}(?![\w\-])`,
+    ),
+  },
+  // Letters then six or more digits ("PT88310447", "H71044382901", "RVH-204417"), or digits
+  // then a letter ("77300412B"): record, member and claim numbers, whatever their label.
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])(?:[A-Z]{1,4}-?\d{6,14}[A-Z]?|\d{7,12}[A-Z]\d?)(?![\w\-])`),
+  },
+  // Card numbers: 13 to 19 digits in groups, with a valid Luhn check digit.
+  {
+    kind: "account",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])\d{4}(?:[\s\-]?\d{4}){2}[\s\-]?\d{1,7}(?![\w\-])|(?<![\w\-])\d{4}[\s\-]\d{6}[\s\-]\d{5}(?![\w\-])`,
+    ),
+    keep: luhnKeep,
+  },
+  // Vehicle identification numbers: 17 characters without I, O or Q.
+  {
+    kind: "vehicle",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])(?=[A-HJ-NPR-Z0-9]{0,16}[A-HJ-NPR-Z])(?=[A-HJ-NPR-Z0-9]{0,16}\d)[A-HJ-NPR-Z0-9]{17}(?![\w\-])`,
+    ),
+  },
+  // GS1 unique device identifiers: (01) and fourteen digits, then application identifiers.
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`\(01\)\d{14}(?:\(\d{2}\)[A-Za-z0-9]{1,20}){0,5}`),
+  },
+  // MAC addresses in Cisco's dotted form.
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w.])[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}(?![\w.])`),
+  },
+  // UK postcodes ("LS6 2AB", "SW1A 1AA").
+  { kind: "zip", needs: "digit", pattern: rx(String.raw`\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b`) },
+  // Phone numbers read out digit by digit: "two one two, five five five, oh one nine six".
+  {
+    kind: "phone",
+    needs: "always",
+    pattern: rx(String.raw`\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){6,14}\b`, "gi"),
+  },
+  // Email addresses spelled out: "rosa dot ibarra at gmail dot com".
+  {
+    kind: "email",
+    needs: "always",
+    pattern: rx(
+      String.raw`\b[a-z0-9._\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9_\-]{1,40}){0,3}\s(?:at)\s[a-z0-9\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9\-]{1,40}){0,3}\s(?:dot|period)\s(?:com|org|net|edu|gov|io|us|co|uk)\b`,
+      "gi",
+    ),
+  },
   {
     kind: "account",
     needs: "digit",
@@ -416,7 +490,7 @@ const detectors: readonly Detector[] = [
   {
     kind: "phone",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,4}\)?){1,5}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`),
+    pattern: rx(String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,5}\)?){1,5}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`),
     keep: intlPhoneKeep,
   },
   {
@@ -430,6 +504,24 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o)(?:[\s\-]old)?\b`, "gi"),
   },
+  // "she's 101", "turns 100", "[NAME] (98)": a number over 89 where only an age fits.
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?![\d.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|mmhg|bpm|days?|hours?|minutes?|mins?|seconds?|secs?|times|runs?|items?|requests?|calls?|rows?|steps?|patients?|people|messages?|tests?|cases?|per|°|degrees?))|(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=\))`,
+      "gi",
+    ),
+  },
+  // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
+  {
+    kind: "age",
+    needs: "always",
+    pattern: rx(
+      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
+      "gi",
+    ),
+  },
   {
     kind: "address",
     needs: "digit",
@@ -441,7 +533,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b${HOUSE_NUMBER}\s{1,3}(?:[a-z]{2,20}\s{1,3}){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|highway|hwy|parkway|pkwy)\b\.?${UNIT}`,
+      String.raw`\b${HOUSE_NUMBER}\s{1,3}(?:(?:[a-z]{2,20}|\d{1,3}(?:st|nd|rd|th))\s{1,3}){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|highway|hwy|parkway|pkwy|drive|court|terrace)\b\.?${UNIT}`,
       "gi",
     ),
   },
@@ -452,21 +544,152 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\bP\.?\s?O\.?\s{0,2}Box\s{1,3}\d{1,8}\b`,
     ),
   },
+  // Streets named after their type ("9 Rue des Lilas", "6120 Camino Real"), Latin American
+  // street grids ("Calle 8 #45-12"), rural routes and private mailboxes, a house number with a
+  // direction ("500 S Main"), lower-case streets with ordinals ("210 east 89th st").
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b\d{1,6}\s{1,3}(?:Rue|Calle|Camino|Avenida|Av\.|Via|Rua|Carrera|Paseo|Chemin|Strasse|Straße)\s{1,2}(?:(?:de|des|du|la|le|del|los|las|da|do|dos)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s?){1,3}|\b(?:Calle|Carrera|Avenida|Diagonal|Transversal)\s{1,2}\d{1,3}[A-Z]?\s{0,2}#\s{0,2}\d{1,3}-\d{1,3}|\b(?:RR|R\.R\.|Rural\s{1,2}Route|HC|Star\s{1,2}Route)\s{0,2}\d{1,3},?\s{1,2}Box\s{1,2}\d{1,5}|\bPMB\s{0,2}#?\s{0,2}\d{1,6}\b|\b\d{1,6}\s{1,2}[NSEW]\.?\s{1,2}\p{Lu}\p{Ll}{2,20}\b`,
+      "gu",
+    ),
+  },
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b\d{1,6}\s{1,2}(?:north|south|east|west|n|s|e|w)\s{1,2}\d{1,3}(?:st|nd|rd|th)\s{1,2}(?:street|st|avenue|ave|road|rd)\b\.?`,
+      "gi",
+    ),
+  },
+  // "blue house at 2250 Ridgeway": a house number and a capitalised name after "at".
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:at|lives at|living at|moved to)\s{1,2})\d{2,6}\s{1,2}\p{Lu}\p{Ll}{2,20}\b(?=\s{0,2}[,.;'")]|\s{1,2}(?:side|back|front|apt|unit|#))`,
+      "gu",
+    ),
+  },
+  // A county, a geographic subdivision smaller than a state.
+  {
+    kind: "address",
+    needs: "always",
+    pattern: rx(String.raw`\b\p{Lu}\p{Ll}{2,20}(?:\s\p{Lu}\p{Ll}{2,20})?\s(?:County|Parish)\b`, "gu"),
+  },
+  // A postcode right after an address already found ("[ADDRESS], 75019 Paris").
+  { kind: "zip", needs: "digit", pattern: rx(String.raw`(?<=\[ADDRESS\],?\s{1,2})\d{4,5}(?=\s{1,2}\p{Lu})`, "gu") },
+  // The city after an address already found: "[ADDRESS], Boca Raton", "[ADDRESS] 3, Leeds".
+  {
+    kind: "address",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?,\s{1,2}(?:\[ZIP\]\s{1,2})?)(?!${STATE_NAMES}\b|${STATES}\b)(?:\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?=[,;.\s]|$)`,
+      "gu",
+    ),
+  },
+  // Cities and streets given as keys: "city: Marlow Heights", "city=Cincinnati", "street=1337+Vine+St".
+  {
+    kind: "address",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?<=\b(?:city|town|street|address(?:${_}line)?(?:${_}\d)?|addr)["']?\s{0,2}[:=]\s{0,2}["']?)(?!\[)(?:[\p{L}0-9][\p{L}0-9'’.#\-+]*(?:[ +](?=[\p{L}0-9#]))?){1,6}`,
+      "giu",
+    ),
+  },
   // "Springfield, IL 62704": the city is a geographic subdivision smaller than a state.
   {
     kind: "address",
     needs: "digit",
     pattern: rx(String.raw`\b[A-Z][a-z]{1,20}(?:\s[A-Z][a-z]{1,20}){0,2}(?=,\s{1,2}${STATES}\s{1,2}\d{5}(?!\w))`),
   },
-  { kind: "zip", needs: "digit", pattern: rx(String.raw`\b${STATES}\s{1,2}(\d{5}(?:-\d{4})?)(?![\w\-])`) },
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(String.raw`\b(?:${STATES}|${STATE_NAMES})\s{1,2}(\d{5}(?:-\d{4})?)(?![\w\-])`, "gi"),
+  },
   {
     kind: "date",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<![\w./\-:])(?:${NUMERIC_DATES.join("|")})(?![\w/\-]|\.\d)|\b(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")})`,
+      String.raw`(?<![\w./\-:])(?:${NUMERIC_DATES.join("|")})(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\w/\-]|\.\d)|\b(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")})|\b\d{1,2}-${MONTH}-\d{2,4}\b`,
+      "g",
     ),
   },
-  { kind: "name", needs: "always", pattern: rx(NAMES) },
+  // A month and a day without a year ("6/18", "04/22"), where a date is being talked about: after
+  // "on", "appt", "visit", "DOS"… or in a list of such dates. Bare, "24/7" or "3/4" are not dates.
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
+      "gi",
+    ),
+  },
+  // "moved to the 21st", "on the 9th": a day of the month on its own.
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:on|by|until|till|to|since|before|after|from)\s{1,2}the\s{1,2})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them))\b)`,
+      "gi",
+    ),
+  },
+];
+
+/**
+ * A number that restates one already redacted, as it came out of some tool ("[MRN]; the export
+ * turns it into 71345", "[ZIP] as 7030"): the same identifier without its leading zeros.
+ */
+const echoDetectors: readonly Detector[] = (["ssn", "mrn", "zip", "member_id", "account"] as const).map((kind) => ({
+  kind,
+  needs: "digit",
+  pattern: rx(
+    String.raw`(?<=\[${kind.toUpperCase()}\][^.\n]{0,48}\b(?:becomes|became|turns?(?:\s{1,2}it)?\s{1,2}into|turned(?:\s{1,2}it)?\s{1,2}into|shows?(?:\s{1,2}up)?\s{1,2}as|appears?\s{1,2}as|as|into|to)\s{1,2})\d{4,12}\b`,
+    "gi",
+  ),
+}));
+
+/**
+ * Numbers that are identifiers only because the text says what kind of numbers it is talking
+ * about ("the CSV column is named ssn and the values look like 423508817, 611442093"), the way
+ * Presidio raises a pattern's score when a context word is near. Each runs only when its cue
+ * appears somewhere in the text, and only on what no other detector claimed.
+ */
+const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
+  {
+    kind: "ssn",
+    needs: "digit",
+    cue: /\b(?:ssns?|ss#|social security|social|soc\.? ?sec)\b/i,
+    pattern: rx(String.raw`(?<![\w.\-])\d{9}(?![\w\-]|\.\d)`),
+  },
+  {
+    kind: "mrn",
+    needs: "digit",
+    cue: /\b(?:mrns?|medical record|record numbers?|chart numbers?|patient[ _-]?ids?|emr|ehr|hospital numbers?)\b/i,
+    pattern: rx(String.raw`(?<![\w.\-])\d{6,10}(?![\w\-]|\.\d)`),
+  },
+  {
+    kind: "zip",
+    needs: "digit",
+    cue: /\b(?:zips?|zip ?codes?|postal|postcodes?)\b/i,
+    pattern: rx(String.raw`(?<![\w.\-$])\d{5}(?:-\d{4})?(?![\w\-]|\.\d|\s{0,2}(?:%|ms|mg|requests?|rows?|patients?))`),
+  },
+  {
+    kind: "age",
+    needs: "digit",
+    cue: /\b(?:ages?|aged|years? old|year-old|y\/?o)\b/i,
+    pattern: rx(
+      String.raw`(?<![\w.\-$])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|°))`,
+    ),
+  },
+  {
+    kind: "dob",
+    needs: "digit",
+    cue: /\b(?:dob|date[ _]of[ _]birth|birth[ _]?dates?|birth[ _]years?|born)\b/i,
+    pattern: rx(String.raw`(?<![\w.\-/])(?:\d{1,2}\/)?(?:19\d\d|200\d)(?![\w\-/]|\.\d)`),
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -503,11 +726,11 @@ function matchedValue(match: RegExpExecArray): string {
   return match[0];
 }
 
-function overlaps(spans: readonly IdentifierSpan[], start: number, end: number): boolean {
+function overlaps(spans: readonly Claim[], start: number, end: number): boolean {
   return spans.some((span) => start < span.end && span.start < end);
 }
 
-function collect(detector: Detector, text: string, found: IdentifierSpan[]): void {
+function collect(detector: Detector, text: string, found: Claim[]): void {
   const { pattern, kind, keep } = detector;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
@@ -523,11 +746,49 @@ function collect(detector: Detector, text: string, found: IdentifierSpan[]): voi
   }
 }
 
+/**
+ * Look-alikes that must survive, claimed before any detector runs: a provider's NPI in code or
+ * configuration (`"npi": "1234567893"`, `NPI_OVERRIDE=…`, X12's `XX*` qualifier) identifies a
+ * clinician's practice, not a patient, and reads exactly like a phone number; an ICD-10 code
+ * ("N18.3") reads like an id after a word such as "group".
+ */
+const PROTECTED = [
+  /(?<![a-z])npi[\w.]*["']?\s{0,3}(?:={1,3}|:|is|#)?\s{0,3}["']?(\d{10})(?!\d)/gi,
+  /\bXX\*(\d{10})(?!\d)/g,
+  // ICD-10-CM codes with their dot ("N18.3", "E11.65"): diagnosis codes, not identifiers.
+  /(?<![\w.])[A-TV-Z]\d[0-9A-Z]\.[0-9A-Z]{1,4}(?![\w.])/g,
+  // Procedure codes said to be codes ("CPT 80053", "a code like 36415"), and the pharmacy
+  // routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person.
+  /\b(?:(?:CPT|HCPCS)(?:\s{1,2}codes?)?|(?:procedure|billing|claim)\s{1,2}codes?|codes?\s{1,2}like)\s{0,3}[:#]?\s{0,2}(\d{5})(?!\d)/gi,
+  /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi,
+  // Thresholds: "ages over 100", "everyone 90+" are bounds, not someone's age.
+  /\b(?:over|under|above|below|older than|younger than)\s{1,2}(\d{2,3})(?![\w.\-@])|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)/gi,
+];
+
+/** Spans claimed by `PROTECTED`: `overlaps` sees them, the result does not include them. */
+const KEEP = "keep" as const;
+type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
+
+function collectProtected(text: string, found: Claim[]): void {
+  for (const pattern of PROTECTED) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      const value = match[1] ?? match[2] ?? match[0];
+      const end = match.index + match[0].length;
+      found.push({ kind: KEEP, start: end - value.length, end });
+    }
+  }
+}
+
 /** Every identifier in `text`, by position, never overlapping. */
 export function findIdentifiers(text: string): IdentifierSpan[] {
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
-  const found: IdentifierSpan[] = [];
+  const found: Claim[] = [];
+  if (facts.digit) collectProtected(text, found);
+  for (const span of findSegmentIdentifiers(text)) {
+    if (!overlaps(found, span.start, span.end)) found.push(span);
+  }
   for (const detector of earlyDetectors) {
     if (applies(detector.needs, facts)) collect(detector, text, found);
   }
@@ -535,7 +796,15 @@ export function findIdentifiers(text: string): IdentifierSpan[] {
   for (const detector of detectors) {
     if (applies(detector.needs, facts)) collect(detector, text, found);
   }
-  return found.sort((a, b) => a.start - b.start);
+  for (const detector of contextDetectors) {
+    if (applies(detector.needs, facts) && detector.cue.test(text)) collect(detector, text, found);
+  }
+  if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
+  const taken = (start: number, end: number) => overlaps(found, start, end);
+  for (const name of findNames(text, taken, taken)) {
+    found.push({ kind: "name", start: name.start, end: name.end });
+  }
+  return found.filter((span): span is IdentifierSpan => span.kind !== KEEP).sort((a, b) => a.start - b.start);
 }
 
 export function containsIdentifiers(text: string): boolean {

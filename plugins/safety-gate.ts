@@ -2,13 +2,13 @@
  * safety-gate: the server does not trust the client's intent or redaction. It classifies the
  * prompt again and redacts anything that still looks like patient data before the upstream
  * or the cache sees it. A clinical prompt (by our classification or the client's) gets the
- * blocked response and the upstream is never called (spec 4.1 rule 1).
+ * blocked response, naming the category that fired, and the upstream is never called (spec 4.1
+ * rule 1). The classification and redaction are `core/safety/inspect.ts`, the CLI's too.
  */
 import { Elysia } from "elysia";
-import { classify } from "../core/classify.ts";
-import type { Intent } from "../core/intents.ts";
+import { clinicalCategory } from "../core/classify.ts";
 import { blockedPlan } from "../core/planner.ts";
-import { redact } from "../core/redact.ts";
+import { type Inspection, inspectPrompt } from "../core/safety/inspect.ts";
 import { PlanResult } from "../server/plan-result.ts";
 import type { PlanningRequest } from "../schema/wire.ts";
 import { context, instanceSeed } from "./context.ts";
@@ -18,22 +18,10 @@ export interface SafetyGateOptions {
   memoEntries?: number;
 }
 
-interface Verdict {
-  intent: Intent;
-  redacted: string;
-}
-
-export function inspectPrompt(prompt: string): Verdict {
-  // Classify the redacted text too: redaction must never turn a clinical prompt into a builder one.
-  const redacted = redact(prompt);
-  const intent = classify(prompt) === "clinical_blocked" ? "clinical_blocked" : classify(redacted);
-  return { intent, redacted };
-}
-
 export const safetyGate = (options: SafetyGateOptions = {}) => {
   const memoEntries = options.memoEntries ?? 1_000;
-  const memo = new Map<string, Verdict>();
-  function inspect(prompt: string): Verdict {
+  const memo = new Map<string, Inspection>();
+  function inspect(prompt: string): Inspection {
     const known = memo.get(prompt);
     if (known) return known;
     const verdict = inspectPrompt(prompt);
@@ -53,6 +41,10 @@ export const safetyGate = (options: SafetyGateOptions = {}) => {
       const blocked = verdict.intent === "clinical_blocked" || request.intent === "clinical_blocked";
       state.intent = blocked ? "clinical_blocked" : verdict.intent;
       state.redactedPrompt = verdict.redacted;
-      if (blocked) return new PlanResult(blockedPlan(), null);
+      if (!blocked) return;
+      // A block the client asked for, which our own classification does not share, still names
+      // the kind of ask it most resembles.
+      const category = verdict.category ?? clinicalCategory(request.redacted_prompt);
+      return new PlanResult(blockedPlan(category), null, category);
     });
 };

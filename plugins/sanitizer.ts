@@ -44,7 +44,12 @@ export function envelopeOf(result: PlanResult, intent: Intent): Envelope {
     audit_id: SLOT,
     metadata:
       result.route === null
-        ? { upstream: "skipped", blocked: "clinical_advice", classified_intent: "clinical_blocked" }
+        ? {
+            upstream: "skipped",
+            blocked: "clinical_advice",
+            classified_intent: "clinical_blocked",
+            blocked_category: result.blockedCategory ?? "treatment_recommendation",
+          }
         : {
             egress: result.route.egress,
             upstream_provider: result.route.provider,

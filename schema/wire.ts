@@ -45,10 +45,37 @@ export const planMetadataSchema = v.object({
   classified_intent: v.string(),
 });
 
+/**
+ * What a clinical block names as its reason (`metadata.blocked_category`): the kinds of clinical
+ * judgement `health` refuses to give. The labelled safety corpus uses the same names.
+ */
+export const blockedCategories = [
+  "symptom_assessment",
+  "diagnosis",
+  "second_opinion",
+  "treatment_recommendation",
+  "medication_change",
+  "medication_dosing",
+  "medication_interactions",
+  "medication_side_effects",
+  "result_interpretation",
+  "mental_health",
+  "pregnancy",
+  "pediatrics",
+  "urgency_triage",
+  "insurance_coverage",
+  "prior_authorization",
+  "eligibility_benefits",
+  "clinician_decision",
+] as const;
+export type BlockedCategory = (typeof blockedCategories)[number];
+
 export const blockedMetadataSchema = v.object({
   upstream: v.literal("skipped"),
   blocked: v.literal("clinical_advice"),
   classified_intent: v.literal("clinical_blocked"),
+  /** Always sent by this server; optional so a CLI can read an older server's answer. */
+  blocked_category: v.optional(v.picklist(blockedCategories)),
 });
 
 export const planningResponseSchema = v.object({

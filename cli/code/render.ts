@@ -1,6 +1,19 @@
 /** How a planned turn is shown in a terminal (one-shot mode). */
+import { reframings } from "../../core/safety/categories.ts";
 import { type Styles, colorEnabled, print, styles } from "../lib/output.ts";
 import type { Turn } from "./turn.ts";
+
+/**
+ * A clinical block in one line: what fired and a builder task to ask for instead. The one-shot
+ * command prints it alone; the REPL shows it in its plan pane.
+ */
+export function blockedLine(turn: Pick<Turn, "blocked_category">): string {
+  const category = turn.blocked_category;
+  const what = category === undefined ? "" : ` (${category.replaceAll("_", " ")})`;
+  const instead =
+    category === undefined ? "a builder task: data sourcing, eval design or deployment" : `"${reframings[category]}"`;
+  return `Blocked: this asks for clinical advice${what}, which health does not give. Try instead: ${instead}`;
+}
 
 /** Markdown rendered for the terminal by Bun's own renderer; plain ASCII when colour is off. */
 export function renderMarkdown(text: string, options: { color: boolean; columns: number }): string {
@@ -22,6 +35,10 @@ export function describeStep(step: Turn["tool_plan"][number], s: Styles): string
 export function printTurn(turn: Turn, notes: { fallback?: string }): void {
   const color = colorEnabled(process.stdout);
   const s = styles(color);
+  if (turn.intent === "clinical_blocked") {
+    print(s.red(blockedLine(turn)));
+    return;
+  }
   const columns = Math.min(process.stdout.columns ?? 80, 100);
   const mode = turn.hosted ? "hosted" : notes.fallback !== undefined ? "offline (hosted failed)" : "offline";
   print(s.dim(`intent ${turn.intent} · ${mode}${turn.audit_id !== undefined ? ` · audit ${turn.audit_id}` : ""}`));
@@ -29,7 +46,7 @@ export function printTurn(turn: Turn, notes: { fallback?: string }): void {
   print(renderMarkdown(turn.assistant_message, { color, columns }));
   print();
   if (turn.tool_plan.length === 0) {
-    print(s.dim(turn.intent === "clinical_blocked" ? "No plan: this is outside what health does." : "No steps."));
+    print(s.dim("No steps."));
     return;
   }
   print(s.bold("Plan"));

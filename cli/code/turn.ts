@@ -7,13 +7,14 @@
  * a redacted copy of the workspace manifest) ever leaves the machine.
  */
 import * as v from "valibot";
-import { classify } from "../../core/classify.ts";
 import { checkCommand, sanitizePlan } from "../../core/gate.ts";
 import { canonicalJson, sha256Hex } from "../../core/hash.ts";
 import type { Intent } from "../../core/intents.ts";
 import { blockedPlan, planLocally } from "../../core/planner.ts";
 import { redact } from "../../core/redact.ts";
+import { inspectPrompt } from "../../core/safety/inspect.ts";
 import {
+  type BlockedCategory,
   type PlanningRequest,
   type PlanningResponse,
   planningResponseSchema,
@@ -35,6 +36,8 @@ export interface Turn {
   tool_plan: NumberedStep[];
   hosted: boolean;
   audit_id?: string;
+  /** What fired, when the safety boundary blocked the prompt. */
+  blocked_category?: BlockedCategory;
 }
 
 export type Manifest = Record<string, unknown> | null;
@@ -52,15 +55,8 @@ export function numberSteps(steps: readonly ToolPlanStep[]): NumberedStep[] {
   }));
 }
 
-/**
- * The server's own rule, applied on the client too: classify the raw prompt and the redacted
- * one, so redaction can never turn a clinical prompt into a builder one.
- */
-export function inspect(prompt: string): { intent: Intent; redacted: string } {
-  const redacted = redact(prompt);
-  const intent = classify(prompt) === "clinical_blocked" ? "clinical_blocked" : classify(redacted);
-  return { intent, redacted };
-}
+/** The server's own boundary (`core/safety/inspect.ts`), applied before anything is sent. */
+export const inspect = inspectPrompt;
 
 /** Redacts every string (keys too) of a manifest before it is planned with or sent. */
 export function redactManifest(manifest: Manifest): Manifest {
@@ -79,11 +75,9 @@ function redactValue(value: unknown): unknown {
 
 /** The offline planner: no network. */
 export function planOffline(prompt: string, context: { sessionId: string; manifest: Manifest }): Turn {
-  const { intent, redacted } = inspect(prompt);
+  const { intent, category, redacted } = inspect(prompt);
   const draft =
-    intent === "clinical_blocked"
-      ? blockedPlan()
-      : planLocally({ prompt: redacted, intent, manifest: context.manifest });
+    category !== null ? blockedPlan(category) : planLocally({ prompt: redacted, intent, manifest: context.manifest });
   const clean = sanitizePlan(draft);
   return {
     session_id: context.sessionId,
@@ -93,6 +87,7 @@ export function planOffline(prompt: string, context: { sessionId: string; manife
     assistant_message: clean.assistant_message,
     tool_plan: intent === "clinical_blocked" ? [] : numberSteps(clean.tool_plan),
     hosted: false,
+    ...(category === null ? {} : { blocked_category: category }),
   };
 }
 
@@ -208,10 +203,12 @@ async function failureOf(response: Response): Promise<HostedFailure> {
  */
 function overlay(local: Turn, response: PlanningResponse): HostedTurn {
   const blockedByServer = "blocked" in response.metadata && response.metadata.blocked === "clinical_advice";
+  const category = "blocked" in response.metadata ? response.metadata.blocked_category : undefined;
   const steps = response.tool_plan.map(regate);
   return {
     turn: {
       ...local,
+      ...(blockedByServer && category !== undefined ? { blocked_category: category } : {}),
       // The boundary only ever tightens: a prompt the server blocked is reported as blocked.
       intent: blockedByServer ? "clinical_blocked" : local.intent,
       assistant_message: response.assistant_message,

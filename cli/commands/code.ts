@@ -109,11 +109,9 @@ async function oneShot(
     }
     log.warn(`Hosted planning failed, so this is the offline plan: ${failure.message}`);
   }
+  // A block is its one line (printTurn), and exit code 3 says it to scripts.
+  if (turn.intent === "clinical_blocked") throw new ExitSignal(ExitCode.blocked);
   if (!options.json) log.info(`Saved ${sessionPath(turn.session_id)}`);
-  if (turn.intent === "clinical_blocked") {
-    log.warn("Blocked by the safety boundary: health plans developer infrastructure and gives no clinical advice");
-    throw new ExitSignal(ExitCode.blocked);
-  }
 }
 
 async function runExec(

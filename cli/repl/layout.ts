@@ -4,7 +4,7 @@
  * narrow terminals), and the input line. Every line is cut and padded to the terminal's width by
  * display columns, so ANSI styling and wide characters never break the layout.
  */
-import { renderMarkdown } from "../code/render.ts";
+import { blockedLine, renderMarkdown } from "../code/render.ts";
 import type { Mode } from "../code/store.ts";
 import type { Turn } from "../code/turn.ts";
 import { type Styles, styles } from "../lib/output.ts";
@@ -107,11 +107,9 @@ function planLines(view: ReplView, width: number, s: Styles): string[] {
   if (turn.audit_id !== undefined) lines.push(...wrap(s.dim(turn.audit_id), width));
   lines.push("");
   if (turn.tool_plan.length === 0) {
-    const why =
-      turn.intent === "clinical_blocked"
-        ? "No plan: clinical advice is outside health (safety boundary)."
-        : "No steps for this turn.";
-    lines.push(...wrap(turn.intent === "clinical_blocked" ? s.red(why) : s.dim(why), width));
+    lines.push(
+      ...wrap(turn.intent === "clinical_blocked" ? s.red(blockedLine(turn)) : s.dim("No steps for this turn."), width),
+    );
     return lines;
   }
   for (const step of turn.tool_plan) {

@@ -1,0 +1,338 @@
+/**
+ * People's names in free text, found the way Presidio-style recognizers find them: by context
+ * (a label, a relationship, a greeting or a signature before them) and by name lists (a
+ * capitalised pair whose words are human names and not ordinary English, company or place
+ * words), then every other occurrence of a name already found.
+ *
+ * The lists come from maintained packages through `vocab.ts`: human names of many cultures,
+ * the most common English words, company and software names, US states and cities. A word's
+ * standing decides what it can be part of:
+ * - strong: a name that is not also a common word, a company or a place ("Priya", "Okafor");
+ * - weak: a name that is also one of those ("Grace", "Park", "Georgia");
+ * - unknown: capitalised and in no list at all ("Chidi", "Redcloud"), which can complete a name
+ *   but not start one on its own;
+ * - other: a common word, a company or a place that is no name ("Send", "Twilio", "Portal").
+ * A capitalised run needs two name words, one of them strong, to count without context; after a
+ * cue one name-like word is enough. Every quantifier is bounded and the scan is linear.
+ */
+import { fold } from "./fold.ts";
+import { vocab } from "./vocab.ts";
+
+export interface NameSpan {
+  start: number;
+  end: number;
+}
+
+enum Standing {
+  Strong = 0,
+  Weak = 1,
+  Unknown = 2,
+  Other = 3,
+}
+
+interface Token {
+  start: number;
+  end: number;
+  /** The token as written. */
+  text: string;
+  capitalised: boolean;
+  allCaps: boolean;
+  particle: boolean;
+  /** A single capital with a dot: "J." */
+  initial: boolean;
+  /** Computed when first needed (see `standing`): most words never need it. */
+  known: Standing | -1;
+  /** What separates this token from the previous one. */
+  gap: string;
+}
+
+/** Lower-case words that join the parts of a name: "van der Berg", "de la Cruz", "bin Hassan". */
+const PARTICLES = new Set(
+  "van von der den de del della di da das dos du la le bin binti ibn al el ter ten y st mac".split(" "),
+);
+
+/** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
+const PERSON_WORDS =
+  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|miss|professor|named|called|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
+
+/** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
+const ROLE_WORDS =
+  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by";
+
+const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
+
+/** A cue that one name word suffices after: "her son, ", "named ", "names like ", "[NAME], ". */
+const PERSON_CUE = new RegExp(
+  String.raw`(?:(?:^|[^\p{L}])(?:${PERSON_WORDS})(?:['’]s)?${SEPARATOR}|\[NAME\],\s{1,2})$`,
+  "iu",
+);
+
+/**
+ * Titles, case-sensitive: "Dr. ", "Mrs ", "DR. " — but not "200 ms" or "MS Teams", where the
+ * letters are a unit or a product.
+ */
+const TITLE_CUE = /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta)\.?|(?:MR|MRS|DR|PROF)\.)\s{1,3}$/u;
+
+/** A role or label before a name, and whether a separator follows it. */
+const ROLE_CUE = new RegExp(
+  String.raw`(?:^|[^\p{L}])(?:${ROLE_WORDS})(?:['’]s)?(?:\s{0,2}(?:name|#|no\.?))?(?<separator>\s{0,2}(?:[:=(#]|-\s|–|—|,)\s{0,3}["']?)?\s{0,3}$`,
+  "iu",
+);
+
+/** A greeting or a sign-off before a name: "Hi Marisol", "Thanks, Dmitri", "— Priya". */
+const GREETING =
+  /(?:^|[\n.!?]\s{0,3}|[^\p{L}\s]\s{0,2})(?:hi|hello|hey|dear|thanks|thank you|thx|regards|best|cheers|sincerely|love|ask|call|text|email|page|ping|tell|remind|notify|message|cc)[,:!]?\s{1,3}$|(?:^|\n)\s{0,3}(?:--?|—|–|~)\s{0,2}$|\s(?:--?|—|–)\s{0,2}$/iu;
+
+/** A key of structured data holding a name: `"first": "`, `last_name=`, `patientName: '`. */
+const KEY =
+  /(?:^|[^\p{L}])(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)["']?\s{0,2}[:=]\s{0,2}["']?$/iu;
+
+const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
+
+function standingOf(word: string): Standing {
+  const { names, common, orgs, places } = vocab();
+  const folded = fold(word).replace(/['’]s$/, "");
+  const parts = folded.split(/[-'’]/).filter((part) => part.length > 1);
+  const isName = names.has(folded) || (parts.length > 1 && parts.every((part) => names.has(part)));
+  const ordinary = common.has(folded) || orgs.has(folded) || places.has(folded);
+  if (isName) return ordinary ? Standing.Weak : Standing.Strong;
+  if (ordinary) return Standing.Other;
+  // A capitalised hyphenated word of name parts and unknowns ("Ji-hoon", "Soo-yeon") reads as a name.
+  if (/^\p{Lu}/u.test(word) && parts.length > 1 && parts.some((part) => names.has(part))) return Standing.Strong;
+  return Standing.Unknown;
+}
+
+function standing(token: Token): Standing {
+  if (token.known === -1) token.known = standingOf(token.text);
+  return token.known;
+}
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let previousEnd = 0;
+  WORD.lastIndex = 0;
+  for (let match = WORD.exec(text); match !== null; match = WORD.exec(text)) {
+    // Trailing hyphens and apostrophes, and a possessive 's, belong around the name, not in it.
+    const raw = match[0].replace(/['’-]+$/, "").replace(/(?<=\p{L}{2})['’]s$/u, "");
+    const start = match.index;
+    const end = start + raw.length;
+    // A placeholder's word ("[DOB]"), a label ("DOB:") or letters glued to digits ("ZGP123") are no name.
+    if (text.charAt(start - 1) === "[" && text.charAt(end) === "]") continue;
+    if (/\d/.test(text.charAt(end)) || /\d/.test(text.charAt(start - 1))) continue;
+    if (raw === raw.toUpperCase() && /^\s{0,2}[:=]/.test(text.slice(end, end + 3))) continue;
+    const capitalised = /^\p{Lu}/u.test(raw);
+    const lower = raw.toLowerCase();
+    tokens.push({
+      start,
+      end,
+      text: raw,
+      capitalised,
+      allCaps: capitalised && raw.length > 1 && raw === raw.toUpperCase(),
+      particle: !capitalised && PARTICLES.has(lower),
+      initial: raw.length === 1 && capitalised && text.charAt(end) === ".",
+      known: capitalised || raw === lower ? -1 : Standing.Other,
+      gap: text.slice(previousEnd, start),
+    });
+    previousEnd = end;
+  }
+  return tokens;
+}
+
+/**
+ * Tokens continue a name across a space, an initial's dot, or the quotes or brackets of a
+ * nickname ("Elizabeth 'Betsy' Harrington"); never across a line break.
+ */
+function joins(token: Token, previous: Token | undefined): boolean {
+  if (previous?.initial === true) return /^\.[ \t]{1,2}$/.test(token.gap);
+  return /^(?:[ \t]{1,2}|[ \t]{1,2}["'“‘(]|["'”’)][ \t]{1,2})$/.test(token.gap);
+}
+
+function isNameWord(token: Token): boolean {
+  return token.capitalised && token.text.length > 1 && standing(token) !== Standing.Other && !token.allCaps;
+}
+
+function nameWords(run: readonly Token[]): Token[] {
+  return run.filter((token) => !token.particle && !token.initial);
+}
+
+/**
+ * A run of name words standing on its own: two or more, one of them strong; or an initial and a
+ * surname ("J. Whitaker"). Next to another identifier, any two name-like words.
+ */
+function acceptedWithoutCue(run: readonly Token[], nearIdentifier: boolean): boolean {
+  const words = nameWords(run);
+  if (words.length === 0 || !words.every((token) => isNameWord(token))) return false;
+  if (words.length === 1) return run[0]?.initial === true;
+  // "Rhode Island", "Santa Rosa": a place, whatever its words are on their own.
+  if (vocab().places.has(fold(words.map((token) => token.text).join(" ")))) return false;
+  return nearIdentifier || words.some((token) => standing(token) === Standing.Strong);
+}
+
+/** The name right after a cue at token `i`: up to four words, "Last, First" allowed. */
+function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean): number {
+  const first = tokens[i];
+  if (first === undefined) return i;
+  const lowerOk = (token: Token) =>
+    !token.capitalised && (standing(token) === Standing.Strong || token.particle) && /^\p{Ll}/u.test(token.text);
+  // Upper case only after a label, and not a two-letter credential ("RN", "MD").
+  const fits = (token: Token) =>
+    (token.capitalised &&
+      token.text.length > 1 &&
+      (token.allCaps ? labelled && token.text.length > 2 : standing(token) !== Standing.Other)) ||
+    lowerOk(token);
+  if (!fits(first) || first.particle) return i;
+  // A lone lower-case word after a cue must be a strong name ("pt john"), not "patient called".
+  if (!first.capitalised && standing(first) !== Standing.Strong) return i;
+  let end = i + 1;
+  while (end < tokens.length && end - i < 4) {
+    const next = tokens[end];
+    if (next === undefined) break;
+    const commaFirst = labelled && end === i + 1 && /^,\s{1,2}$/.test(next.gap) && next.capitalised;
+    const middleInitial = next.capitalised && next.text.length === 1;
+    // After an initial any capitalised word is the surname ("Jane Q. Public").
+    const afterInitial = tokens[end - 1]?.initial === true && next.capitalised;
+    if (!(joins(next, tokens[end - 1]) || commaFirst) || !(fits(next) || next.initial || middleInitial || afterInitial))
+      break;
+    if (!next.capitalised && !first.capitalised && standing(next) !== Standing.Strong && !next.particle) break;
+    end++;
+  }
+  // Trailing particles are not part of the name.
+  while (end > i + 1 && tokens[end - 1]?.particle) end--;
+  return end;
+}
+
+/** Another identifier (or its placeholder) this close before or after a name supports it. */
+const NEAR_CHARS = 24;
+const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
+
+/**
+ * Every person's name in `text`, as spans. `taken` says which characters another detector already
+ * claimed; `identifierNear` whether one claimed something in a window.
+ */
+export function findNames(
+  text: string,
+  taken: (start: number, end: number) => boolean,
+  identifierNear: (start: number, end: number) => boolean = () => false,
+): NameSpan[] {
+  if (!/\p{L}/u.test(text)) return [];
+  const tokens = tokenize(text);
+  const spans: NameSpan[] = [];
+  const covered = new Uint8Array(tokens.length);
+  const add = (from: number, to: number) => {
+    const start = tokens[from]?.start ?? 0;
+    const end = tokens[to - 1]?.end ?? 0;
+    if (to <= from || taken(start, end)) return;
+    for (let k = from; k < to; k++) if (covered[k] === 1) return;
+    covered.fill(1, from, to);
+    spans.push({ start, end });
+  };
+
+  // 1. After a cue: a label, a relationship, a greeting, a signature or a key.
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token === undefined || covered[i] === 1) continue;
+    const before = text.slice(Math.max(0, token.start - 40), token.start);
+    const key = KEY.test(before);
+    const role = key ? null : ROLE_CUE.exec(before);
+    const continued = /\[NAME\],\s{1,2}$/.test(before);
+    const labelled = key || continued || role?.groups?.separator !== undefined;
+    const person = key || role !== null || PERSON_CUE.test(before) || TITLE_CUE.test(before);
+    // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
+    if (!(person || (token.capitalised && GREETING.test(before)))) continue;
+    const end = nameAfterCue(tokens, i, labelled);
+    // After a bare role word ("patient Ana"), one capitalised word is too weak a sign.
+    const needed = role !== null && !labelled ? 2 : 1;
+    if (nameWords(tokens.slice(i, end)).length >= needed && end > i) {
+      add(i, end);
+      i = end - 1;
+    }
+  }
+
+  // 2. Capitalised runs that are names on their own: "Jane Doe", "Chidi Okafor", "Willem van der Berg".
+  for (let i = 0; i < tokens.length; i++) {
+    if (covered[i] === 1 || !tokens[i]?.capitalised) continue;
+    let end = i + 1;
+    while (end < tokens.length) {
+      const next = tokens[end];
+      if (next === undefined || covered[end] === 1 || !joins(next, tokens[end - 1])) break;
+      if (!(next.capitalised || next.particle)) break;
+      end++;
+    }
+    // Split the run at words that cannot be part of a name, and try each piece.
+    let from = i;
+    for (let k = i; k <= end; k++) {
+      const token = tokens[k];
+      const stops = k === end || token === undefined || !(isNameWord(token) || token.particle || token.initial);
+      if (!stops) continue;
+      let a = from;
+      let b = k;
+      while (a < b && tokens[a]?.particle) a++;
+      while (b > a && tokens[b - 1]?.particle) b--;
+      const windowStart = Math.max(0, (tokens[a]?.start ?? 0) - NEAR_CHARS);
+      const windowEnd = (tokens[b - 1]?.end ?? 0) + NEAR_CHARS;
+      const near =
+        b > a && (identifierNear(windowStart, windowEnd) || PLACEHOLDER_NEAR.test(text.slice(windowStart, windowEnd)));
+      if (acceptedWithoutCue(tokens.slice(a, b), near)) add(a, b);
+      from = k + 1;
+    }
+    i = end - 1;
+  }
+
+  // 3. "Last, First" with both strong names ("Torres, Esperanza L"): a list of surnames is names too.
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const last = tokens[i];
+    const first = tokens[i + 1];
+    if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
+    if (!/^,[ \t]{1,2}$/.test(first.gap) || !isNameWord(last) || !isNameWord(first)) continue;
+    if (standing(last) !== Standing.Strong || standing(first) !== Standing.Strong) continue;
+    let end = i + 2;
+    const initial = tokens[end];
+    if (initial?.capitalised && initial.text.length === 1 && joins(initial, first)) end++;
+    add(i, end);
+  }
+
+  // 4. A capitalised pair joined to a name by "and", "&" or a comma ("Park Ji-hoon and Kim Soo-yeon").
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    if (covered[i] === 1 || covered[i + 1] === 1) continue;
+    const pair = tokens.slice(i, i + 2);
+    if (!pair.every((token) => isNameWord(token)) || !joins(pair[1] as Token, pair[0])) continue;
+    const after = tokens[i + 2];
+    const beforeIndex = i - 1;
+    const linkedAfter =
+      after !== undefined && covered[i + 2] === 1 && /^\s{0,2}(?:and|&|,|or)\s{1,2}$/i.test(after.gap);
+    const linkedBefore =
+      beforeIndex >= 0 && covered[beforeIndex] === 1 && /^\s{0,2}(?:and|&|,|or)\s{1,2}$/i.test(tokens[i]?.gap ?? "");
+    const andWord = tokens[i + 2]?.text.toLowerCase() === "and" && covered[i + 3] === 1;
+    if (linkedAfter || linkedBefore || andWord) add(i, i + 2);
+  }
+
+  // 5. Lower-case runs of two or three strong names ("kwame mensah"): no ordinary words look so.
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const run: number[] = [];
+    for (let k = i; k < tokens.length && run.length < 3; k++) {
+      const token = tokens[k];
+      if (token === undefined || covered[k] === 1 || token.capitalised) break;
+      if (run.length > 0 && !joins(token, tokens[k - 1])) break;
+      if (!(standing(token) === Standing.Strong || (run.length > 0 && token.particle))) break;
+      run.push(k);
+    }
+    while (run.length > 0 && tokens[run[run.length - 1] as number]?.particle) run.pop();
+    if (run.filter((k) => !tokens[k]?.particle).length >= 2) {
+      add(run[0] as number, (run[run.length - 1] as number) + 1);
+      i = run[run.length - 1] as number;
+    }
+  }
+
+  // 6. Every other occurrence of a word of a name already found ("Jane Doe … Jane called").
+  const found = new Set<string>();
+  tokens.forEach((token, k) => {
+    if (covered[k] === 1 && token.capitalised && token.text.length > 2 && standing(token) !== Standing.Other)
+      found.add(token.text.replace(/['’]s$/, ""));
+  });
+  if (found.size > 0) {
+    tokens.forEach((token, k) => {
+      if (covered[k] === 0 && found.has(token.text.replace(/['’]s$/, ""))) add(k, k + 1);
+    });
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}

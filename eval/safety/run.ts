@@ -1,0 +1,216 @@
+/**
+ * `npm run eval:safety`: measures the safety boundary on the labelled corpus, exactly as the
+ * CLI and the server run it (`core/safety/inspect.ts`: classify the raw and the redacted
+ * prompt, redact).
+ *
+ * Prints, for the held-back part (and with `--split train` or `--split all`, the others):
+ * - the classifier's precision and recall per class, its recall per category and per form, how
+ *   often a block names the right category, and every misclassified case;
+ * - the redactor's recall per identifier kind, its keep rate, and every leak and every damaged
+ *   keep string.
+ * Exits 1 when a held-back figure is below its floor, or when the shipped model was not trained
+ * on the current training corpus (`npm run train:safety` retrains it).
+ *
+ *   bun eval/safety/run.ts [--split heldout|train|all] [--quiet]
+ */
+import { readFileSync } from "node:fs";
+import { redact } from "../../core/redact.ts";
+import { inspectPrompt } from "../../core/safety/inspect.ts";
+import { modelFileSchema, modelPath } from "../../core/safety/model.ts";
+import * as v from "valibot";
+import { type ClassifyCase, classifyCases, type RedactCase, redactCases, type Split } from "./corpus.ts";
+import { currentVersion } from "./train.ts";
+
+/** Floors on the held-back part (issue: the safety boundary, made to hold). */
+export const floors = { clinicalRecall: 0.99, builderPass: 0.97, identifierRecall: 0.99, keepRate: 1 } as const;
+
+const pct = (hits: number, total: number) =>
+  total === 0 ? "   -  " : `${((100 * hits) / total).toFixed(1)}%`.padStart(6);
+const clip = (text: string, length = 150) => {
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+};
+
+interface Tally {
+  hits: number;
+  total: number;
+}
+
+function tally(map: Map<string, Tally>, key: string, hit: boolean): void {
+  const entry = map.get(key) ?? { hits: 0, total: 0 };
+  entry.total++;
+  if (hit) entry.hits++;
+  map.set(key, entry);
+}
+
+function table(title: string, map: Map<string, Tally>): void {
+  console.log(`  ${title}`);
+  for (const [key, { hits, total }] of [...map].sort((a, b) => a[0].localeCompare(b[0]))) {
+    console.log(`    ${key.padEnd(26)} ${pct(hits, total)}  ${String(hits).padStart(4)}/${total}`);
+  }
+}
+
+export interface ClassifyReport {
+  clinicalRecall: number;
+  builderPass: number;
+  clinicalPrecision: number;
+  categoryAccuracy: number;
+  cases: number;
+}
+
+export function evaluateClassifier(cases: readonly ClassifyCase[], quiet: boolean): ClassifyReport {
+  const byCategory = new Map<string, Tally>();
+  const byForm = new Map<string, Tally>();
+  const misses: string[] = [];
+  let tp = 0;
+  let fn = 0;
+  let fp = 0;
+  let tn = 0;
+  let categoryHits = 0;
+  for (const c of cases) {
+    const verdict = inspectPrompt(c.text);
+    const blocked = verdict.intent === "clinical_blocked";
+    const right = blocked === (c.label === "clinical");
+    tally(byCategory, `${c.label}/${c.category}`, right);
+    tally(byForm, `${c.label}/${c.form}`, right);
+    if (c.label === "clinical") {
+      if (blocked) tp++;
+      else fn++;
+      if (blocked && verdict.category === c.category) categoryHits++;
+    } else if (blocked) fp++;
+    else tn++;
+    if (!right) {
+      const said = blocked ? `blocked as ${verdict.category}` : `passed as ${verdict.intent}`;
+      misses.push(`    ${c.id} ${c.label}/${c.category} (${c.form}), ${said}: ${clip(c.text)}`);
+    }
+  }
+  const report = {
+    clinicalRecall: tp / Math.max(1, tp + fn),
+    builderPass: tn / Math.max(1, tn + fp),
+    clinicalPrecision: tp / Math.max(1, tp + fp),
+    categoryAccuracy: categoryHits / Math.max(1, tp),
+    cases: cases.length,
+  };
+  console.log(`  Classifier: ${cases.length} cases (${tp + fn} clinical, ${tn + fp} builder)`);
+  console.log(`    clinical: recall ${pct(tp, tp + fn)}  precision ${pct(tp, tp + fp)}`);
+  console.log(`    builder:  recall ${pct(tn, tn + fp)} (builder pass)  precision ${pct(tn, tn + fn)}`);
+  console.log(`    blocked_category right on ${pct(categoryHits, tp)} of blocked clinical cases`);
+  if (!quiet) {
+    table("per category (share classified right)", byCategory);
+    table("per form (share classified right)", byForm);
+  }
+  console.log(`  Misclassified: ${misses.length}`);
+  for (const line of misses) console.log(line);
+  return report;
+}
+
+export interface RedactReport {
+  identifierRecall: number;
+  keepRate: number;
+  keepCaseRate: number;
+  identifiers: number;
+}
+
+/** Whether one identifier survived: its text, or any of its significant parts, is still there. */
+export function leaked(output: string, kind: RedactCase["identifiers"][number]["kind"], value: string): boolean {
+  if (output.includes(value)) return true;
+  if (kind === "name") {
+    // Every word of a name is identifying on its own ("[NAME] Doe" still leaks Doe).
+    return value
+      .split(/[\s,]+/)
+      .filter((word) => /^\p{Lu}/u.test(word) && word.replace(/[^\p{L}]/gu, "").length >= 3)
+      .some((word) => new RegExp(`(?<![\\p{L}])${RegExp.escape(word)}(?![\\p{L}])`, "u").test(output));
+  }
+  // Runs of three or more digits carry most of a number; a year on its own may stay (Safe Harbor).
+  const runs = value.match(/\d{3,}/g) ?? [];
+  return runs
+    .filter((run) => !((kind === "date" || kind === "dob") && /^(?:19|20)\d\d$/.test(run)))
+    .some((run) => new RegExp(`(?<!\\d)${run}(?!\\d)`).test(output));
+}
+
+export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): RedactReport {
+  const byKind = new Map<string, Tally>();
+  const keepByCategory = new Map<string, Tally>();
+  const leaks: string[] = [];
+  const damaged: string[] = [];
+  let caught = 0;
+  let identifiers = 0;
+  let kept = 0;
+  let keeps = 0;
+  let keepCasesKept = 0;
+  let keepCases = 0;
+  for (const c of cases) {
+    const output = redact(c.text);
+    for (const identifier of c.identifiers) {
+      const leak = leaked(output, identifier.kind, identifier.value);
+      identifiers++;
+      if (!leak) caught++;
+      tally(byKind, identifier.kind, !leak);
+      if (leak) leaks.push(`    ${c.id} ${identifier.kind} "${identifier.value}": ${clip(output)}`);
+    }
+    const intact = c.keep.filter((k) => output.includes(k));
+    keeps += c.keep.length;
+    kept += intact.length;
+    if (c.identifiers.length === 0) {
+      keepCases++;
+      const whole = intact.length === c.keep.length;
+      if (whole) keepCasesKept++;
+      tally(keepByCategory, c.category.replace(/^keep_/, ""), whole);
+    }
+    for (const k of c.keep) if (!output.includes(k)) damaged.push(`    ${c.id} "${k}": ${clip(output)}`);
+  }
+  console.log(`  Redactor: ${identifiers} identifiers in ${cases.length - keepCases} cases, ${keepCases} keep cases`);
+  console.log(`    identifier recall ${pct(caught, identifiers)}   keep strings intact ${pct(kept, keeps)}`);
+  console.log(`    keep cases wholly kept ${pct(keepCasesKept, keepCases)}`);
+  if (!quiet) {
+    table("recall per identifier kind", byKind);
+    table("keep cases wholly kept, per category", keepByCategory);
+  }
+  console.log(`  Leaked identifiers: ${leaks.length}`);
+  for (const line of leaks) console.log(line);
+  console.log(`  Damaged keep strings: ${damaged.length}`);
+  for (const line of damaged) console.log(line);
+  return {
+    identifierRecall: caught / Math.max(1, identifiers),
+    keepRate: kept / Math.max(1, keeps),
+    keepCaseRate: keepCasesKept / Math.max(1, keepCases),
+    identifiers,
+  };
+}
+
+function main(): number {
+  const splitArg = process.argv.includes("--split") ? process.argv[process.argv.indexOf("--split") + 1] : "heldout";
+  const quiet = process.argv.includes("--quiet");
+  const splits: Split[] = splitArg === "all" ? ["train", "heldout"] : splitArg === "train" ? ["train"] : ["heldout"];
+  let failed = false;
+
+  const model = v.parse(modelFileSchema, JSON.parse(readFileSync(modelPath, "utf8")));
+  const expected = currentVersion();
+  console.log(`Safety model ${model.version}, trained on ${model.trainedOn.cases} cases`);
+  if (model.version !== expected) {
+    console.log(`  ✖ stale: the training corpus or features changed (expected ${expected}); run npm run train:safety`);
+    failed = true;
+  }
+
+  for (const split of splits) {
+    console.log(`\n== ${split} ==`);
+    const classifier = evaluateClassifier(classifyCases(split), quiet);
+    const redactor = evaluateRedactor(redactCases(split), quiet);
+    if (split !== "heldout") continue;
+    const checks: Array<[string, number, number]> = [
+      ["clinical recall", classifier.clinicalRecall, floors.clinicalRecall],
+      ["builder pass", classifier.builderPass, floors.builderPass],
+      ["identifier recall", redactor.identifierRecall, floors.identifierRecall],
+      ["keep cases kept", redactor.keepCaseRate, floors.keepRate],
+    ];
+    console.log("\n  Floors (held-back):");
+    for (const [name, value, floor] of checks) {
+      const ok = value >= floor;
+      if (!ok) failed = true;
+      console.log(`    ${ok ? "✔" : "✖"} ${name.padEnd(18)} ${(100 * value).toFixed(1)}% (floor ${100 * floor}%)`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+if (import.meta.main) process.exit(main());

