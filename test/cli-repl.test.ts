@@ -121,6 +121,24 @@ describe("health code (REPL)", () => {
     expect(auditRows(dir)).toEqual([]);
   });
 
+  test("when its terminal goes away (the window closes), the REPL quits instead of spinning on a dead input", async () => {
+    using dir = tempDir("health-cli-repl-");
+    const screen = openTerminal();
+    const repl = Bun.spawn([process.execPath, CLI_BIN, "code"], {
+      cwd: dir,
+      env: cliEnv(dir),
+      terminal: screen.terminal,
+    });
+    try {
+      await until("the status bar", () => screen.output().includes("mode: OFFLINE"));
+      screen.terminal.close();
+      expect(await exited(repl)).toBe(0);
+    } finally {
+      // Never leave a REPL behind: one once spun a core for half an hour after a failed run.
+      repl.kill(9);
+    }
+  });
+
   test("without a terminal it says so and exits 2 instead of hanging", async () => {
     using dir = tempDir("health-cli-repl-");
     const result = await cli(["code"], { cwd: dir, home: dir });

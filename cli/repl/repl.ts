@@ -225,6 +225,7 @@ export async function runRepl(options: ReplOptions): Promise<void> {
     terminal.enter(
       (keys) => repl.onKeys(keys),
       () => repl.render(),
+      stop,
     );
     repl.render();
     await repl.done;

@@ -76,13 +76,19 @@ export class TerminalSession {
     return this.output.rows ?? 24;
   }
 
-  enter(onKeys: (keys: Key[]) => void, onResize: () => void): void {
+  /**
+   * Takes over the terminal. `onGone` is called when the terminal goes away (its input ends or
+   * fails, as when the window closes): the REPL must quit then, not wait on a dead input.
+   */
+  enter(onKeys: (keys: Key[]) => void, onResize: () => void, onGone: () => void): void {
     this.active = true;
     process.once("exit", this.restoreOnExit);
     this.output.write(ENTER_SCREEN);
     this.input.setRawMode(true);
     this.input.setEncoding("utf8");
     this.input.on("data", (chunk: string) => onKeys(decodeKeys(chunk)));
+    for (const event of ["end", "close", "error"] as const) this.input.once(event, onGone);
+    this.output.once("error", onGone);
     this.output.on("resize", onResize);
     this.input.resume();
   }
@@ -103,9 +109,14 @@ export class TerminalSession {
     this.active = false;
     process.off("exit", this.restoreOnExit);
     this.input.removeAllListeners("data");
+    for (const event of ["end", "close", "error"] as const) this.input.removeAllListeners(event);
     this.output.removeAllListeners("resize");
-    if (this.input.isTTY) this.input.setRawMode(false);
-    this.input.pause();
-    this.output.write(LEAVE_SCREEN);
+    try {
+      if (this.input.isTTY) this.input.setRawMode(false);
+      this.input.pause();
+      this.output.write(LEAVE_SCREEN);
+    } catch {
+      // The terminal is gone: there is nothing left to restore.
+    }
   }
 }
