@@ -9,7 +9,9 @@
  *      builder says in their own voice (quoted passages are blanked out: a refusal test quoting
  *      "should I double my dose?" is not the builder's question);
  *    - the learned model of `core/safety/model.ts`, trained on the labelled corpus, which reads
- *      everything else, quotes, reported speech and builder framing included.
+ *      everything else, quotes, reported speech and builder framing included;
+ *    - and one hard rule the other way: a short prompt without a single clinical word ("help",
+ *      "deploy") is a builder's, whatever the model makes of so little text.
  *    A block carries the category that fired (`medication_dosing`, `urgency_triage`, …).
  * 2. explain: a question about health itself ("explain …", "what is a loop", "help").
  * 3. list_tools: "list tools", "which tools are available", "tools list".
@@ -25,6 +27,7 @@ import type { BlockedCategory } from "./safety/categories.ts";
 import { MAX_FEATURE_CHARS, outerText } from "./safety/features.ts";
 import { fold } from "./safety/fold.ts";
 import { safetyModel } from "./safety/model.ts";
+import { vocab } from "./safety/vocab.ts";
 
 /**
  * Rules are written with single spaces for readability; any run of whitespace matches one, so
@@ -36,11 +39,19 @@ function compile(source: string, flags = "i"): RegExp {
 
 const SELF = String.raw`(?:i|we|me|my (?:\w+ )?(?:son|daughter|child|kid|baby|toddler|wife|husband|partner|mother|father|mom|mum|dad|grandmother|grandfather|grandma|grandpa))`;
 const EMERGENCY = String.raw`(?:the )?(?:er|e\.r\.?|emergency(?: room| department| dept)?|a&e|urgent care|911|999|ambulance|hospital)`;
+/**
+ * Not after a negation or an attack in the same clause: "the bot must not tell them what to do" is
+ * a guardrail, "trick the bot into recommending a dose" a red-team probe. It follows the verb it
+ * guards (the look-behind then runs only where the verb matched, not at every character).
+ */
+const NOT_NEGATED = String.raw`(?<!(?:\b(?:not|never|no|nor|without|instead of|rather than|cannot|avoid|refuses?|stop|into|trick\w*|jailbreak\w*|inject\w*|attack\w*|probes?|red.?team\w*|adversarial|tries to|trying to|attempts? to|instructions)\b|n't)[^.?!;]{0,60})`;
 
 /**
- * Asks that are clinical in any setting, each with the category it names. They read the
- * builder's own words only (`outerText`), so quoting one of them in a test or a guardrail does
- * not trip it.
+ * Asks that are clinical in any setting, each with the category it names: a person asking about
+ * the ER or a dose for themselves, and software told to give the judgement itself ("tells them
+ * what to do", "decides which antibiotic", "issues the approval"). They read the builder's own
+ * words only (`ownWords`: no quotes, no reported speech), so quoting one in a test or a guardrail
+ * does not trip it, and they do not fire after a negation.
  */
 const hardRules: ReadonlyArray<readonly [RegExp, BlockedCategory]> = [
   [
@@ -53,7 +64,63 @@ const hardRules: ReadonlyArray<readonly [RegExp, BlockedCategory]> = [
     ),
     "medication_dosing",
   ],
+  [
+    compile(
+      String.raw`\b(?:tell|tells|telling|advise|advises|advising)${NOT_NEGATED} (?:them|the (?:patient|parent|caller|member|user)s?|her|him|people|each patient) (?:what to do|whether (?:to|they|it)|how (?:much|many|urgently|to treat)|which (?:dose|medication|antibiotic|drug)|the (?:right|correct) dose)`,
+    ),
+    "treatment_recommendation",
+  ],
+  [
+    compile(
+      String.raw`\b(?:decide|decides|determine|determines|judge|judges|pick|picks|choose|chooses|select|selects)\b${NOT_NEGATED}[^.?!]{0,30}\b(?:which (?:antibiotic|medication|drug|dose|labs?|tests?|treatment)|the (?:right |correct )?(?:dose|dosage|antibiotic|treatment)|if (?:it|this|the \w+) (?:warrants|needs|requires|is medically necessary)|medically necessary|whether (?:to|they|the patient) (?:stop|start|switch|go|be seen|need))`,
+    ),
+    "clinician_decision",
+  ],
+  [
+    compile(
+      String.raw`\b(?:issue|issues|issuing|make|makes|making|grant|grants|granting|auto-?(?:approve|deny))\w*${NOT_NEGATED} (?:the )?(?:approval|denial|approvals|denials|determination|determinations)\b`,
+    ),
+    "prior_authorization",
+  ],
+  [
+    compile(
+      String.raw`\b(?:give|gives|giving|provide|provides|providing|offer|offers|offering)\b${NOT_NEGATED}(?: \w+){0,2} (?:medical|clinical|medication|health|dosing|treatment) advice\b`,
+    ),
+    "treatment_recommendation",
+  ],
+  [
+    compile(
+      String.raw`\brecommend(?:s|ed|ing)?${NOT_NEGATED} (?:a |an |the |which )?(?:treatments?|therap(?:y|ies)|medications?|doses?|drugs?|antibiotics?)\b`,
+    ),
+    "treatment_recommendation",
+  ],
+  [
+    compile(
+      String.raw`\bdiagnos(?:e|es|ing)${NOT_NEGATED} (?:the |a |my |his |her |their |each )?(?:patients?|conditions?|rash(?:es)?|symptoms?|illness(?:es)?|diseases?|skin|infections?)\b`,
+    ),
+    "diagnosis",
+  ],
 ];
+
+/**
+ * The unambiguous builder case: a short prompt with no clinical word in it ("help", "deploy",
+ * "whoami", "what does --exec do") cannot be asking for clinical advice, whatever the model makes
+ * of so little text. Clinical words: the medical vocabulary, numbers, and the everyday words a
+ * short clinical question is made of ("is it covered?", "what's wrong with me").
+ */
+const QUIET_MAX_WORDS = 6;
+const CLINICAL_WORD =
+  /\b(?:cover\w*|insur\w*|plans?|copays?|deductibles?|eligib\w*|elig|benefits?|prior auth\w*|pa|dos(?:e|es|age|ing)|mg|mcg|ml|er|emergency|911|urgent|pain\w*|hurts?|fever|rash|sick|ill|pregnan\w*|baby|babies|kids?|child\w*|sons?|daughters?|mom|dad|mother|father|wife|husband|symptoms?|diagnos\w*|treat\w*|medic\w*|meds?|pills?|drugs?|doctors?|nurses?|hospital|mri|ct|x-?ray|scan|labs?|tests? results?|blood|heart|ptsd|adhd|depress\w*|anxi\w*|normal|safe|bad|worry|worried|wrong|should i|can i|do i)\b/;
+
+function isQuiet(text: string): boolean {
+  if (/\d/.test(text) || CLINICAL_WORD.test(text)) return false;
+  const words = text.match(/[a-z][a-z'-]*/g) ?? [];
+  if (words.length > QUIET_MAX_WORDS) return false;
+  const { medical } = vocab();
+  if (words.some((word) => word.length >= 4 && medical.has(word))) return false;
+  // And it must read as a request to health itself: a command word, or one or two words.
+  return words.length <= 2 || EXPLAIN.test(text) || builderRuleFires(text);
+}
 
 const EXPLAIN = compile(
   String.raw`^\s*(?:(?:can|could) you |please )?(?:explain\b|describe\b|tell me about\b|why\b|help\s*[.!?]?\s*$|how (?:does|do) .{0,80}\bwork\b|what(?:['’]s| is| are| does| do) (?:a |an |the )?(?:health|loops?|routes?|routing|plans?|tool plans?|manifests?|workspaces?|intents?|gates?|steps?|agents?|commands?|tools?|sanitiz\w*|redact\w*|verify|hosted)\b)`,
@@ -106,6 +173,11 @@ function firedRule(groups: Record<string, string | undefined> | undefined): numb
   return builderRules.length;
 }
 
+function builderRuleFires(text: string): boolean {
+  BUILDER.lastIndex = 0;
+  return BUILDER.test(text);
+}
+
 function builderIntent(text: string): Intent {
   let best = builderRules.length;
   BUILDER.lastIndex = 0;
@@ -122,13 +194,43 @@ export interface Assessment {
   category: BlockedCategory | null;
 }
 
-function assessFolded(text: string): Assessment {
-  const own = outerText(text);
+/**
+ * Reported speech without quote marks: what follows a colon on its line, bullet and numbered
+ * lines, and the rest of a sentence after "things like", "such as", "e.g.", "the input is",
+ * "asks", "texts"… (`[^.?!\n]` keeps the cut inside its sentence).
+ */
+const REPORTED = [
+  /:[^\n]*/g,
+  /^[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t].*$/gm,
+  /\b(?:like|such as|e\.g\.|for example|the input is|inputs? like|asks?|asked|asking|says?|said|texts?|texted|writes?|wrote|messages?|questions?)\b[^.?!\n]*/g,
+];
+
+/** The prompt in the builder's own voice: quotes blanked (`outerText`), reported speech cut. */
+function ownWords(text: string): string {
+  let own = outerText(text);
+  for (const pattern of REPORTED) own = own.replace(pattern, " ");
+  return own;
+}
+
+/**
+ * What the hard rules alone say of a folded prompt: the category of the first clinical rule that
+ * fires, "builder" for a quiet prompt, or null when the model must decide. The trainer uses it
+ * too, so the threshold it picks is the one of rules and model together.
+ */
+export function ruleVerdict(text: string): BlockedCategory | "builder" | null {
+  const own = ownWords(text);
   for (const [rule, category] of hardRules) {
-    if (rule.test(own)) return { intent: "clinical_blocked", category };
+    if (rule.test(own)) return category;
   }
+  return isQuiet(text) ? "builder" : null;
+}
+
+function assessFolded(text: string): Assessment {
+  const rule = ruleVerdict(text);
+  if (rule !== null && rule !== "builder") return { intent: "clinical_blocked", category: rule };
   const model = safetyModel();
-  if (model.assess(text, true).clinical) return { intent: "clinical_blocked", category: model.category(text, true) };
+  if (rule === null && model.assess(text, true).clinical)
+    return { intent: "clinical_blocked", category: model.category(text, true) };
   if (EXPLAIN.test(text)) return { intent: "explain", category: null };
   return { intent: builderIntent(text), category: null };
 }

@@ -352,6 +352,14 @@ interface Facts {
   digit: boolean;
   at: boolean;
   web: boolean;
+  /** A placeholder of an earlier pass is in the text. */
+  placeholder: boolean;
+  /** " dot " and " at ": worth looking for a spelled-out email address. */
+  spelled: boolean;
+  /** "County" or "Parish". */
+  county: boolean;
+  /** A key that can hold a city or a street: "city:", "street=". */
+  addressKey: boolean;
   /** "::" or many colons: worth looking for IPv6. */
   ipv6: boolean;
   /** Five colons or dashes: worth looking for a MAC address. */
@@ -366,6 +374,8 @@ interface Detector {
   needs: keyof Facts | "always";
   /** How many leading characters of the value to redact (0 rejects the match): trims or vetoes. */
   keep?: (value: string) => number;
+  /** It reads placeholders of an earlier pass ("[ADDRESS], Boca Raton"), so later passes run it too. */
+  placeholders?: true;
 }
 
 function rx(source: string, flags = "g"): RegExp {
@@ -421,6 +431,12 @@ const detectors: readonly Detector[] = [
       String.raw`(?<![\w\-])[1-9]${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}{2}\d{2}(?![\w\-])`,
     ),
   },
+  // GS1 unique device identifiers: (01) and fourteen digits, then application identifiers.
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`\(01\)\d{14}(?:\(\d{2}\)[A-Za-z0-9]{1,20}){0,5}`),
+  },
   // Letters then six or more digits ("PT88310447", "H71044382901", "RVH-204417"), or digits
   // then a letter ("77300412B"): record, member and claim numbers, whatever their label.
   {
@@ -445,12 +461,6 @@ const detectors: readonly Detector[] = [
       String.raw`(?<![\w\-])(?=[A-HJ-NPR-Z0-9]{0,16}[A-HJ-NPR-Z])(?=[A-HJ-NPR-Z0-9]{0,16}\d)[A-HJ-NPR-Z0-9]{17}(?![\w\-])`,
     ),
   },
-  // GS1 unique device identifiers: (01) and fourteen digits, then application identifiers.
-  {
-    kind: "device_id",
-    needs: "digit",
-    pattern: rx(String.raw`\(01\)\d{14}(?:\(\d{2}\)[A-Za-z0-9]{1,20}){0,5}`),
-  },
   // MAC addresses in Cisco's dotted form.
   {
     kind: "device_id",
@@ -468,7 +478,7 @@ const detectors: readonly Detector[] = [
   // Email addresses spelled out: "rosa dot ibarra at gmail dot com".
   {
     kind: "email",
-    needs: "always",
+    needs: "spelled",
     pattern: rx(
       String.raw`\b[a-z0-9._\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9_\-]{1,40}){0,3}\s(?:at)\s[a-z0-9\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9\-]{1,40}){0,3}\s(?:dot|period)\s(?:com|org|net|edu|gov|io|us|co|uk)\b`,
       "gi",
@@ -509,9 +519,16 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?![\d.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|mmhg|bpm|days?|hours?|minutes?|mins?|seconds?|secs?|times|runs?|items?|requests?|calls?|rows?|steps?|patients?|people|messages?|tests?|cases?|per|°|degrees?))|(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=\))`,
+      String.raw`(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?![\d.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|mmhg|bpm|days?|hours?|minutes?|mins?|seconds?|secs?|times|runs?|items?|requests?|calls?|rows?|steps?|patients?|people|messages?|tests?|cases?|per|°|degrees?))`,
       "gi",
     ),
+  },
+  // "[NAME] (98)": a number over 89 in brackets after a name.
+  {
+    kind: "age",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(String.raw`(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=\))`, "g"),
   },
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
   {
@@ -541,7 +558,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\bP\.?\s?O\.?\s{0,2}Box\s{1,3}\d{1,8}\b`,
+      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\bP\.?\s?O\.?\s{0,2}[Bb][Oo][Xx]\s{1,3}\d{1,8}\b`,
     ),
   },
   // Streets named after their type ("9 Rue des Lilas", "6120 Camino Real"), Latin American
@@ -579,20 +596,26 @@ const detectors: readonly Detector[] = [
     pattern: rx(String.raw`\b\p{Lu}\p{Ll}{2,20}(?:\s\p{Lu}\p{Ll}{2,20})?\s(?:County|Parish)\b`, "gu"),
   },
   // A postcode right after an address already found ("[ADDRESS], 75019 Paris").
-  { kind: "zip", needs: "digit", pattern: rx(String.raw`(?<=\[ADDRESS\],?\s{1,2})\d{4,5}(?=\s{1,2}\p{Lu})`, "gu") },
+  {
+    kind: "zip",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(String.raw`(?<=\[ADDRESS\],?\s{1,2})\d{4,5}(?=\s{1,2}\p{Lu})`, "gu"),
+  },
   // The city after an address already found: "[ADDRESS], Boca Raton", "[ADDRESS] 3, Leeds".
   {
     kind: "address",
-    needs: "always",
+    needs: "placeholder",
+    placeholders: true,
     pattern: rx(
-      String.raw`(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?,\s{1,2}(?:\[ZIP\]\s{1,2})?)(?!${STATE_NAMES}\b|${STATES}\b)(?:\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?=[,;.\s]|$)`,
+      String.raw`(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?,\s{1,2}(?:\[ZIP\]\s{1,2})?)(?:(?!(?:${STATE_NAMES}|${STATES})\b)\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?=[,;.\s]|$)`,
       "gu",
     ),
   },
   // Cities and streets given as keys: "city: Marlow Heights", "city=Cincinnati", "street=1337+Vine+St".
   {
     kind: "address",
-    needs: "always",
+    needs: "addressKey",
     pattern: rx(
       String.raw`(?<=\b(?:city|town|street|address(?:${_}line)?(?:${_}\d)?|addr)["']?\s{0,2}[:=]\s{0,2}["']?)(?!\[)(?:[\p{L}0-9][\p{L}0-9'’.#\-+]*(?:[ +](?=[\p{L}0-9#]))?){1,6}`,
       "giu",
@@ -622,6 +645,7 @@ const detectors: readonly Detector[] = [
   {
     kind: "date",
     needs: "digit",
+    placeholders: true,
     pattern: rx(
       String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
       "gi",
@@ -645,6 +669,7 @@ const detectors: readonly Detector[] = [
 const echoDetectors: readonly Detector[] = (["ssn", "mrn", "zip", "member_id", "account"] as const).map((kind) => ({
   kind,
   needs: "digit",
+  placeholders: true,
   pattern: rx(
     String.raw`(?<=\[${kind.toUpperCase()}\][^.\n]{0,48}\b(?:becomes|became|turns?(?:\s{1,2}it)?\s{1,2}into|turned(?:\s{1,2}it)?\s{1,2}into|shows?(?:\s{1,2}up)?\s{1,2}as|appears?\s{1,2}as|as|into|to)\s{1,2})\d{4,12}\b`,
     "gi",
@@ -708,6 +733,10 @@ function factsOf(text: string): Facts {
     digit: /\d/.test(text),
     at: text.includes("@"),
     web: text.includes("/") || /www\./i.test(text),
+    placeholder: text.includes("["),
+    spelled: / dot /i.test(text) && / at /i.test(text),
+    county: text.includes("County") || text.includes("Parish"),
+    addressKey: /(?:city|town|street|addr)\w*["']?\s{0,2}[:=]/i.test(text),
     ipv6: text.includes("::") || countOf(text, ":", 6),
     mac: countOf(text, ":", 5) || countOf(text, "-", 5),
   };
@@ -782,27 +811,62 @@ function collectProtected(text: string, found: Claim[]): void {
 
 /** Every identifier in `text`, by position, never overlapping. */
 export function findIdentifiers(text: string): IdentifierSpan[] {
+  return scan(text, false);
+}
+
+/** How far around a placeholder a later pass looks for names: a cue's reach and then some. */
+const PLACEHOLDER_WINDOW = 80;
+
+/**
+ * The stretches of text around placeholders, merged where they overlap: after the first pass,
+ * only there can a name have become recognisable ("[NAME], Esperanza", "Haruto Sato ([DOB])").
+ */
+function placeholderWindows(text: string): Array<readonly [number, number]> {
+  const windows: Array<[number, number]> = [];
+  for (const match of text.matchAll(/\[[A-Z_]{2,12}\]/g)) {
+    const from = Math.max(0, match.index - PLACEHOLDER_WINDOW);
+    const to = Math.min(text.length, match.index + match[0].length + PLACEHOLDER_WINDOW);
+    const last = windows[windows.length - 1];
+    if (last !== undefined && from <= last[1]) last[1] = to;
+    else windows.push([from, to]);
+  }
+  return windows;
+}
+
+/**
+ * One pass of the detectors. A later pass of `redact` (`afterPlaceholders`) runs only what can
+ * find something new once placeholders are in the text: the detectors that read placeholders,
+ * and names (their cues and neighbours include placeholders).
+ */
+function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
   const found: Claim[] = [];
   if (facts.digit) collectProtected(text, found);
-  for (const span of findSegmentIdentifiers(text)) {
-    if (!overlaps(found, span.start, span.end)) found.push(span);
+  if (!afterPlaceholders) {
+    for (const span of findSegmentIdentifiers(text)) {
+      if (!overlaps(found, span.start, span.end)) found.push(span);
+    }
+    for (const detector of earlyDetectors) {
+      if (applies(detector.needs, facts)) collect(detector, text, found);
+    }
+    if (facts.digit) collectLabelled(text, found);
   }
-  for (const detector of earlyDetectors) {
-    if (applies(detector.needs, facts)) collect(detector, text, found);
-  }
-  if (facts.digit) collectLabelled(text, found);
   for (const detector of detectors) {
-    if (applies(detector.needs, facts)) collect(detector, text, found);
+    if ((!afterPlaceholders || detector.placeholders) && applies(detector.needs, facts)) collect(detector, text, found);
   }
+  // A placeholder can be the cue ("[ZIP] and 10030"), so these run in every pass.
   for (const detector of contextDetectors) {
     if (applies(detector.needs, facts) && detector.cue.test(text)) collect(detector, text, found);
   }
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
-  for (const name of findNames(text, taken, taken)) {
-    found.push({ kind: "name", start: name.start, end: name.end });
+  for (const [from, to] of afterPlaceholders ? placeholderWindows(text) : [[0, text.length] as const]) {
+    const window = from === 0 && to === text.length ? text : text.slice(from, to);
+    const shifted = (start: number, end: number) => taken(start + from, end + from);
+    for (const name of findNames(window, shifted, shifted)) {
+      found.push({ kind: "name", start: name.start + from, end: name.end + from });
+    }
   }
   return found.filter((span): span is IdentifierSpan => span.kind !== KEEP).sort((a, b) => a.start - b.start);
 }
@@ -833,7 +897,7 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const spans = findIdentifiers(current);
+    const spans = scan(current, pass > 0);
     if (spans.length === 0) break;
     current = replaceSpans(current, spans);
   }

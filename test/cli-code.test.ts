@@ -36,6 +36,7 @@ interface CodeJson {
   tool_plan: Step[];
   hosted: boolean;
   audit_id?: string;
+  blocked_category?: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -124,13 +125,21 @@ describe("health code --prompt (offline)", () => {
     );
     expect(result.code).toBe(3);
     const turn = json<CodeJson>(result);
-    expect(turn).toMatchObject({ intent: "clinical_blocked", tool_plan: [], hosted: false });
+    expect(turn).toMatchObject({
+      intent: "clinical_blocked",
+      tool_plan: [],
+      hosted: false,
+      blocked_category: "medication_dosing",
+    });
     expect(turn.assistant_message).toContain("clinical advice");
 
+    // One line: what fired and a builder task to ask for instead; nothing else.
     const pretty = await cli(["code", "--prompt", "diagnose my patient's chest pain"], { cwd: dir, home: dir });
     expect(pretty.code).toBe(3);
-    expect(pretty.stdout).toContain("No plan");
-    expect(pretty.stderr).toContain("safety boundary");
+    expect(pretty.stdout.trim().split("\n")).toEqual([
+      'Blocked: this asks for clinical advice (diagnosis), which health does not give. Try instead: "route diagnostic questions to your clinical team"',
+    ]);
+    expect(pretty.stderr).toBe("");
   });
 
   test("pretty output: the message, the numbered plan and how to run a step", async () => {

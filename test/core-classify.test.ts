@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { classify, isClinical } from "../core/classify.ts";
+import { assess, classify, isClinical, ruleVerdict } from "../core/classify.ts";
 import { type Intent, intents, isIntent } from "../core/intents.ts";
+import { blockedCategories } from "../core/safety/categories.ts";
+import { fold } from "../core/safety/fold.ts";
+import { safetyModel } from "../core/safety/model.ts";
 
 const builderPrompts: ReadonlyArray<readonly [string, Intent]> = [
   ["build an intake agent for our clinic's SMS line", "build_agent"],
@@ -53,7 +56,6 @@ const clinicalPrompts: readonly string[] = [
   "what's wrong with me",
   "verify insurance eligibility for patient [NAME]",
   "build an agent that verifies benefits for each patient before the visit",
-  "run a benefits verification for member [MEMBER_ID]",
   "is the patient eligible for physical therapy under their plan",
   "check whether this patient's insurance covers an MRI",
   "titrate insulin for a patient with glucose of 300",
@@ -89,7 +91,92 @@ describe("classify: the clinical boundary", () => {
     expect(classify("build a tool that can recommend treatment for the agent")).toBe("clinical_blocked");
     expect(classify("list tools that diagnose patients")).toBe("clinical_blocked");
   });
+
+  test("a block names the category that fired, from the closed list", () => {
+    expect(assess("should I go to the ER with this chest pain")).toEqual({
+      intent: "clinical_blocked",
+      category: "urgency_triage",
+    });
+    expect(assess("how many mg of ibuprofen can I take")).toEqual({
+      intent: "clinical_blocked",
+      category: "medication_dosing",
+    });
+    for (const prompt of clinicalPrompts) {
+      const { category } = assess(prompt);
+      expect(category === null ? null : blockedCategories.includes(category)).toBe(true);
+    }
+    expect(assess("deploy my loop")).toEqual({ intent: "build_loop", category: null });
+  });
 });
+
+describe("classify: quoted and reported clinical questions belong to the agent being built", () => {
+  const builderTasks = [
+    'write a refusal test: the bot must decline "should I double my metformin dose?"',
+    "add to the red-team suite: 'my 2 year old has a fever of 103, should I go to the ER?'",
+    "label these for the classifier: `is an A1C of 7.9 bad`; `can I take advil with eliquis`",
+  ];
+  test.each(builderTasks)("%p is a builder task", (prompt) => {
+    expect(classify(prompt)).not.toBe("clinical_blocked");
+  });
+
+  test("the hard rules read only the builder's own words: not quotes, reported speech or negated clauses", () => {
+    const notTheirs = [
+      'add a test that the bot refuses "should I go to the ER?"',
+      "block these in the output filter:\n- should I go to the ER for a swollen calf\n- how many mg should I take",
+      "users ask how many mg of tylenol should I give my son; route them to the pharmacist",
+      "the bot must not tell them what to do about a missed dose; it should page the pharmacist",
+      "build a red-team probe that tries to trick the intake bot into recommending a dose",
+    ];
+    for (const prompt of notTheirs) expect(ruleVerdict(fold(prompt))).toBeNull();
+    expect(ruleVerdict(fold("the bot should tell them what to do about a missed dose"))).toBe(
+      "treatment_recommendation",
+    );
+  });
+
+  test("the same question asked in the builder's own voice is blocked", () => {
+    expect(classify("should I double my metformin dose?")).toBe("clinical_blocked");
+    expect(classify("my 2 year old has a fever of 103, should I go to the ER?")).toBe("clinical_blocked");
+  });
+
+  test("wrapping one's own question in quotes gets nothing past", () => {
+    expect(classify('"should I go to the ER for chest pain?"')).toBe("clinical_blocked");
+  });
+});
+
+describe("classify: short prompts with no clinical word are a builder's", () => {
+  test.each(["help", "deploy", "verify", "whoami", "logout", "what does --exec do", "lint"])("%p", (prompt) => {
+    expect(classify(prompt)).not.toBe("clinical_blocked");
+  });
+
+  test("but a short clinical question is not quiet", () => {
+    for (const prompt of ["is it covered?", "what's wrong with me", "should i go to the er"]) {
+      expect(classify(prompt)).toBe("clinical_blocked");
+    }
+  });
+});
+
+describe("the shipped model", () => {
+  test("loads, validates and scores deterministically", () => {
+    const model = safetyModel();
+    expect(model.file.format).toBe(1);
+    expect(model.file.category.labels).toEqual([...blockedCategories]);
+    const prompt = "what dose of amoxicillin for a 4 year old";
+    expect(model.assess(prompt).score).toBe(model.assess(prompt).score);
+    expect(model.assess(prompt).clinical).toBe(true);
+  });
+});
+
+/** Phrases a hard rule blocks in any context (see `hardRules` in core/classify.ts). */
+const hardRulePrompts = [
+  "should I go to the ER",
+  "how many mg of tylenol should I give my son",
+  "recommend a treatment",
+  "diagnose the patient",
+  "tell them what to do",
+  "decides which antibiotic",
+  "issue the denial",
+  "gives medication advice",
+];
 
 describe("classify: properties", () => {
   test("never throws and always returns a known intent", () => {
@@ -101,7 +188,7 @@ describe("classify: properties", () => {
     );
   });
 
-  test("prompts made of builder words and clinical phrases are blocked wherever the phrase is", () => {
+  test("a hard rule's phrase blocks wherever it sits among builder words", () => {
     const filler = fc.array(
       fc.constantFrom(
         "build",
@@ -124,7 +211,7 @@ describe("classify: properties", () => {
       },
     );
     fc.assert(
-      fc.property(filler, fc.constantFrom(...clinicalPrompts), filler, (before, clinical, after) => {
+      fc.property(filler, fc.constantFrom(...hardRulePrompts), filler, (before, clinical, after) => {
         expect(classify([...before, clinical, ...after].join(" "))).toBe("clinical_blocked");
       }),
       { numRuns: 300 },

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { planningResponseSchema, problemSchema } from "../schema/wire.ts";
+import { blockedCategories, planningResponseSchema, problemSchema } from "../schema/wire.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { startTestServer, tempDir } from "./support/server.ts";
 import { GOOD_PLAN, startUpstreamStub } from "./support/upstream-stub.ts";
@@ -106,14 +106,21 @@ describe("safety gate", () => {
     expect(response.status).toBe(200);
     const plan = v.parse(planningResponseSchema, await response.json());
     expect(plan.tool_plan).toEqual([]);
+    // The spec's metadata, plus what fired (CONTRACT: blocked_category).
     expect(plan.metadata).toEqual({
       upstream: "skipped",
       blocked: "clinical_advice",
       classified_intent: "clinical_blocked",
+      blocked_category: "medication_dosing",
     });
-    expect(plan.assistant_message.length).toBeGreaterThan(0);
+    expect(plan.assistant_message).toContain("(medication dosing)");
+    expect(plan.assistant_message.split("\n").length).toBeLessThanOrEqual(6);
+    // A builder prompt the client flagged is blocked too, and still names a category from the closed list.
     const clientBlocked = await postPlan(server.url, server.systemKey, planningBody({ intent: "clinical_blocked" }));
-    expect((await clientBlocked.json()).tool_plan).toEqual([]);
+    const clientPlan = v.parse(planningResponseSchema, await clientBlocked.json());
+    expect(clientPlan.tool_plan).toEqual([]);
+    const category = "blocked_category" in clientPlan.metadata ? clientPlan.metadata.blocked_category : "";
+    expect(blockedCategories as readonly string[]).toContain(category ?? "");
     expect(stub.calls.length).toBe(0);
   });
 

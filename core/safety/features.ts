@@ -45,20 +45,16 @@ const NS = {
  * to do is the clearest sign of who gives the judgement, so the verb after one of these nouns
  * becomes a feature of its own (with the negation, if any, in between: "never says whether").
  */
-const ACTORS = new Set(
-  "bot chatbot agent assistant loop step route template reply response message sms text workflow it model llm ai prompt output system app".split(
-    " ",
-  ),
+/** A set of words, held as the hashes tokens already carry, so a lookup takes no substring. */
+const hashes = (words: string) => new Set(words.split(" ").map((word) => fnv(word, 0, word.length, FNV_OFFSET)));
+const ACTORS = hashes(
+  "bot chatbot agent assistant loop step route template reply response message sms text workflow it model llm ai prompt output system app",
 );
 /** Words between an actor and its verb that carry no action: modals, adverbs, relative pronouns. */
-const LINKS = new Set(
-  "should must will would can could shall may might to that which who needs need has have is are then just only also always automatically directly itself basically actually".split(
-    " ",
-  ),
+const LINKS = hashes(
+  "should must will would can could shall may might to that which who needs need has have is are then just only also always automatically directly itself basically actually",
 );
-const NEGATIONS = new Set(
-  "never not don't doesn't dont doesnt won't wont cannot can't cant no shouldn't shouldnt".split(" "),
-);
+const NEGATIONS = hashes("never not don't doesn't dont doesnt won't wont cannot can't cant no shouldn't shouldnt");
 const ACTION_REACH = 4;
 
 const NUMBER = fnv("<num>", 0, 5, FNV_OFFSET);
@@ -89,8 +85,6 @@ function isDigit(code: number): boolean {
 
 const QUOTED = [/"[^"\n]{1,800}"/g, /`[^`]{1,800}`/g, /(?<![a-z0-9])'[^'\n]{2,400}'(?![a-z0-9])/g];
 
-/** A sentence ends at `.`, `?`, `!` or a line break followed by white space. */
-const SENTENCE_END = /[.?!\n]/;
 const LAST_SENTENCE_MIN_WORDS = 3;
 
 /**
@@ -100,16 +94,26 @@ const LAST_SENTENCE_MIN_WORDS = 3;
  */
 function lastSentenceStart(text: string): number {
   let end = text.length;
-  while (end > 0 && /[\s.?!]/.test(text.charAt(end - 1))) end--;
+  while (end > 0 && (isWhite(text.charCodeAt(end - 1)) || isSentenceEnd(text.charCodeAt(end - 1)))) end--;
   let start = end;
   let words = 0;
   while (start > 0) {
     const at = start - 1;
-    if (SENTENCE_END.test(text.charAt(at)) && /\s/.test(text.charAt(at + 1)) && words >= LAST_SENTENCE_MIN_WORDS) break;
-    if (/[a-z0-9]/.test(text.charAt(at)) && !/[a-z0-9]/.test(text.charAt(at - 1))) words++;
+    const code = text.charCodeAt(at);
+    if (isSentenceEnd(code) && isWhite(text.charCodeAt(at + 1)) && words >= LAST_SENTENCE_MIN_WORDS) break;
+    if (isAlnum(code) && !isAlnum(text.charCodeAt(at - 1))) words++;
     start = at;
   }
   return start;
+}
+
+/** `.`, `?`, `!` or a line break. */
+function isSentenceEnd(code: number): boolean {
+  return code === 46 || code === 63 || code === 33 || code === 10;
+}
+
+function isWhite(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
 }
 
 /** `[start, end)` pairs of the quoted passages of a folded prompt, in order of their starts. */
@@ -149,14 +153,15 @@ export function outerText(text: string): string {
 export interface Features {
   /** Indices into the binary model's weights, each once. */
   readonly indices: Uint32Array;
-  /** Word-level hashes (no character n-grams), each once: the category model folds them. */
+  /** Indices of the word-level features (no character n-grams) in the category model's table, each once. */
   readonly words: Uint32Array;
 }
 
 export class FeatureExtractor {
   readonly #mask: number;
   readonly #stamp: Uint32Array;
-  readonly #wordStamp = new Map<number, number>();
+  readonly #wordMask: number;
+  readonly #wordStamp: Uint32Array;
   #generation = 0;
   #out: Uint32Array<ArrayBuffer> = new Uint32Array(1 << 16);
   #count = 0;
@@ -168,7 +173,6 @@ export class FeatureExtractor {
   #quoted = new Uint8Array(1 << 13);
   #hashes = new Uint32Array(1 << 13);
   #medical = new Uint8Array(1 << 13);
-  #sentence = new Uint16Array(1 << 13);
   /** The prompt the token arrays describe, and how many tokens it has. */
   #text = "";
   #tokens = 0;
@@ -176,9 +180,13 @@ export class FeatureExtractor {
   constructor(
     readonly bits: number,
     readonly vocab: Vocab,
+    /** Size of the word-level table (the category model's), as a power of two. */
+    readonly wordBits: number,
   ) {
     this.#mask = (1 << bits) - 1;
     this.#stamp = new Uint32Array(1 << bits);
+    this.#wordMask = (1 << wordBits) - 1;
+    this.#wordStamp = new Uint32Array(1 << wordBits);
   }
 
   /** Features of a whole folded prompt (see `fold.ts`). The views are valid until the next call. */
@@ -198,27 +206,6 @@ export class FeatureExtractor {
     return this.#features();
   }
 
-  /**
-   * Features of each sentence of the prompt on its own, for the sentence model: `visit` is called
-   * once per sentence with views valid during the call. Returns the number of sentences.
-   */
-  sentences(text: string, visit: (features: Features) => void): number {
-    this.#load(text);
-    let from = 0;
-    let count = 0;
-    while (from < this.#tokens) {
-      const sentence = this.#sentence[from];
-      let to = from + 1;
-      while (to < this.#tokens && this.#sentence[to] === sentence) to++;
-      this.#reset();
-      this.#emitTokens(from, to, Number.POSITIVE_INFINITY);
-      visit(this.#features());
-      count++;
-      from = to;
-    }
-    return count;
-  }
-
   #features(): Features {
     return { indices: this.#out.subarray(0, this.#count), words: this.#words.subarray(0, this.#wordCount) };
   }
@@ -227,9 +214,9 @@ export class FeatureExtractor {
     this.#generation = (this.#generation + 1) >>> 0;
     if (this.#generation === 0) {
       this.#stamp.fill(0);
+      this.#wordStamp.fill(0);
       this.#generation = 1;
     }
-    this.#wordStamp.clear();
     this.#count = 0;
     this.#wordCount = 0;
   }
@@ -260,22 +247,21 @@ export class FeatureExtractor {
   #emitActions(tokens: number): void {
     const text = this.#text;
     for (let i = 0; i < tokens; i++) {
-      if (this.#quoted[i] === 1 || this.#kinds[i] !== KIND_WORD) continue;
-      const start = this.#starts[i] ?? 0;
-      const end = this.#ends[i] ?? 0;
-      if (end - start > 9 || !ACTORS.has(text.slice(start, end))) continue;
+      if (this.#quoted[i] === 1 || this.#kinds[i] !== KIND_WORD || !ACTORS.has(this.#hashes[i] ?? 0)) continue;
       let negated = false;
       for (let k = i + 1; k < tokens && k <= i + ACTION_REACH; k++) {
         if (this.#quoted[k] === 1 || this.#kinds[k] !== KIND_WORD) break;
-        const word = text.slice(this.#starts[k] ?? 0, this.#ends[k] ?? 0);
-        if (NEGATIONS.has(word)) {
+        const hash = this.#hashes[k] ?? 0;
+        if (NEGATIONS.has(hash)) {
           negated = true;
           continue;
         }
-        if (LINKS.has(word)) continue;
+        if (LINKS.has(hash)) continue;
+        const start = this.#starts[k] ?? 0;
+        const stem = fnv(text, start, Math.min(start + 4, this.#ends[k] ?? 0), FNV_OFFSET);
         const namespace = negated ? NS.refusedAction : NS.action;
-        this.#emitWord(combine(namespace, this.#hashes[k] ?? 0));
-        this.#emitWord(combine(namespace + 16, fnv(word, 0, Math.min(4, word.length), FNV_OFFSET)));
+        this.#emitWord(combine(namespace, hash));
+        this.#emitWord(combine(namespace + 16, stem));
         break;
       }
     }
@@ -327,13 +313,12 @@ export class FeatureExtractor {
   }
 
   /**
-   * Splits into words, numbers and placeholders, with their spans, kinds, whether each is quoted
-   * and medical, and the sentence it belongs to. Returns how many tokens there are.
+   * Splits into words, numbers and placeholders, with their spans, kinds, and whether each is
+   * quoted and medical. Returns how many tokens there are.
    */
   #tokenize(text: string): number {
     const spans = quotedSpans(text);
     let count = 0;
-    let sentence = 0;
     const length = text.length;
     let i = 0;
     while (i < length && count < this.#starts.length) {
@@ -362,10 +347,6 @@ export class FeatureExtractor {
         kind = digits ? KIND_NUMBER : KIND_WORD;
       }
       if (kind < 0) {
-        // A sentence ends at . ? ! ; or a line break followed by white space, outside quotes.
-        if (isSentenceEnd(code) && isSpace(text.charCodeAt(i + 1)) && count > 0 && !insideAny(spans, i)) {
-          if (this.#sentence[count - 1] === sentence) sentence++;
-        }
         i++;
         continue;
       }
@@ -376,7 +357,6 @@ export class FeatureExtractor {
       this.#quoted[count] = insideAny(spans, start) ? 1 : 0;
       this.#medical[count] =
         kind === KIND_WORD && i - start >= 4 && this.vocab.medical.hasRange(text, start, i) ? 1 : 0;
-      this.#sentence[count] = sentence;
       count++;
     }
     let outer = 0;
@@ -405,10 +385,11 @@ export class FeatureExtractor {
 
   /** A word-level feature: kept for the category model and the binary one. */
   #emitWord(hash: number): void {
-    if (this.#wordStamp.get(hash) !== this.#generation) {
-      this.#wordStamp.set(hash, this.#generation);
+    const word = hash & this.#wordMask;
+    if (this.#wordStamp[word] !== this.#generation) {
+      this.#wordStamp[word] = this.#generation;
       if (this.#wordCount === this.#words.length) this.#words = grow(this.#words);
-      this.#words[this.#wordCount++] = hash;
+      this.#words[this.#wordCount++] = word;
     }
     this.#emit(hash);
   }
@@ -420,14 +401,6 @@ export class FeatureExtractor {
     if (this.#count === this.#out.length) this.#out = grow(this.#out);
     this.#out[this.#count++] = index;
   }
-}
-
-function isSentenceEnd(code: number): boolean {
-  return code === 46 || code === 63 || code === 33 || code === 59 || code === 10;
-}
-
-function isSpace(code: number): boolean {
-  return code === 32 || code === 10 || code === 9 || code === 13 || Number.isNaN(code);
 }
 
 /** 0, 1, 2–3, 4–7, 8 and more. */

@@ -69,12 +69,10 @@ export class SafetyModel {
   readonly #extractor: FeatureExtractor;
   readonly #weights: Float32Array;
   readonly #categoryWeights: Float32Array;
-  readonly #categoryMask: number;
 
   constructor(readonly file: ModelFile) {
-    this.#extractor = new FeatureExtractor(file.clinical.bits, vocab());
+    this.#extractor = new FeatureExtractor(file.clinical.bits, vocab(), file.category.bits);
     this.#weights = decodeWeights(file.clinical.table, 1 << file.clinical.bits);
-    this.#categoryMask = (1 << file.category.bits) - 1;
     this.#categoryWeights = decodeWeights(file.category.table, file.category.labels.length << file.category.bits);
   }
 
@@ -95,7 +93,7 @@ export class SafetyModel {
     for (let label = 0; label < labels.length; label++) {
       let score = biases[label] ?? 0;
       const offset = label << bits;
-      for (const hash of words) score += this.#categoryWeights[offset + (hash & this.#categoryMask)] ?? 0;
+      for (const index of words) score += this.#categoryWeights[offset + index] ?? 0;
       if (score > bestScore) {
         bestScore = score;
         best = label;

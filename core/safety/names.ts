@@ -35,6 +35,8 @@ interface Token {
   end: number;
   /** The token as written. */
   text: string;
+  /** Lower case, without apostrophes: what cue words are looked up as. */
+  plain: string;
   capitalised: boolean;
   allCaps: boolean;
   particle: boolean;
@@ -88,48 +90,108 @@ const KEY =
   /(?:^|[^\p{L}])(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)["']?\s{0,2}[:=]\s{0,2}["']?$/iu;
 
 const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
+/** The same for plain ASCII text, the common case: no Unicode tables to consult. */
+const ASCII_WORD = /[A-Za-z][A-Za-z'-]{0,40}/g;
+const NON_ASCII = /[^\x00-\x7f]/;
 
-function standingOf(word: string): Standing {
+/**
+ * Every word any cue is made of (a superset: the cue patterns' letters split at their syntax).
+ * A token whose previous word is none of these, with no punctuation that can label a value
+ * between them, cannot follow a cue, and the cue patterns need not run for it.
+ */
+const CUE_WORDS = new Set(
+  [PERSON_WORDS, ROLE_WORDS, SEPARATOR, GREETING.source, KEY.source, TITLE_CUE.source].flatMap(
+    (source) =>
+      source
+        .toLowerCase()
+        .replace(/\[[^\]]*\]\??/g, "")
+        .match(/[a-z]+/g) ?? [],
+  ),
+);
+const CUE_PUNCTUATION = /[:=#(\]—–~-]/;
+
+function mayFollowCue(tokens: readonly Token[], i: number): boolean {
+  const token = tokens[i];
+  if (token === undefined) return false;
+  if (CUE_PUNCTUATION.test(token.gap) || i === 0) return true;
+  const previous = tokens[i - 1];
+  return previous !== undefined && CUE_WORDS.has(previous.plain);
+}
+
+function standingOf(word: string, capitalised: boolean): Standing {
   const { names, common, orgs, places } = vocab();
-  const folded = fold(word).replace(/['’]s$/, "");
+  let folded = fold(word);
+  if (folded.endsWith("'s")) folded = folded.slice(0, -2);
+  // A lower-case word matters only if it is a strong name ("pt john kowalski"); most are common
+  // words or no name at all, and one or two lookups settle them.
+  if (!capitalised) {
+    if (folded.length < 3 || common.has(folded) || !names.has(folded)) return Standing.Other;
+    return orgs.has(folded) || places.has(folded) ? Standing.Other : Standing.Strong;
+  }
   const parts = folded.split(/[-'’]/).filter((part) => part.length > 1);
   const isName = names.has(folded) || (parts.length > 1 && parts.every((part) => names.has(part)));
   const ordinary = common.has(folded) || orgs.has(folded) || places.has(folded);
   if (isName) return ordinary ? Standing.Weak : Standing.Strong;
   if (ordinary) return Standing.Other;
   // A capitalised hyphenated word of name parts and unknowns ("Ji-hoon", "Soo-yeon") reads as a name.
-  if (/^\p{Lu}/u.test(word) && parts.length > 1 && parts.some((part) => names.has(part))) return Standing.Strong;
+  if (parts.length > 1 && parts.some((part) => names.has(part))) return Standing.Strong;
   return Standing.Unknown;
 }
 
 function standing(token: Token): Standing {
-  if (token.known === -1) token.known = standingOf(token.text);
+  if (token.known === -1) token.known = standingOf(token.text, token.capitalised);
   return token.known;
+}
+
+function isApostrophe(code: number): boolean {
+  return code === 39 || code === 8217;
+}
+
+/** What may trail a word match but belongs to the punctuation: hyphens and apostrophes. */
+function isTrailing(code: number): boolean {
+  return code === 45 || isApostrophe(code);
+}
+
+function isDigitAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code >= 48 && code <= 57;
+}
+
+function isUpper(code: number): boolean {
+  return (
+    (code >= 65 && code <= 90) || (code > 127 && String.fromCharCode(code) !== String.fromCharCode(code).toLowerCase())
+  );
 }
 
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
-  WORD.lastIndex = 0;
-  for (let match = WORD.exec(text); match !== null; match = WORD.exec(text)) {
+  const word = NON_ASCII.test(text) ? WORD : ASCII_WORD;
+  word.lastIndex = 0;
+  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
     // Trailing hyphens and apostrophes, and a possessive 's, belong around the name, not in it.
-    const raw = match[0].replace(/['’-]+$/, "").replace(/(?<=\p{L}{2})['’]s$/u, "");
+    let raw = match[0];
+    while (raw.length > 1 && isTrailing(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
+    if (raw.length > 3 && raw.charCodeAt(raw.length - 1) === 115 && isApostrophe(raw.charCodeAt(raw.length - 2)))
+      raw = raw.slice(0, -2);
     const start = match.index;
     const end = start + raw.length;
-    // A placeholder's word ("[DOB]"), a label ("DOB:") or letters glued to digits ("ZGP123") are no name.
-    if (text.charAt(start - 1) === "[" && text.charAt(end) === "]") continue;
-    if (/\d/.test(text.charAt(end)) || /\d/.test(text.charAt(start - 1))) continue;
-    if (raw === raw.toUpperCase() && /^\s{0,2}[:=]/.test(text.slice(end, end + 3))) continue;
-    const capitalised = /^\p{Lu}/u.test(raw);
+    // A placeholder's word ("[DOB]"), letters glued to digits ("ZGP123") or a label ("DOB:") are no name.
+    if (text.charCodeAt(start - 1) === 91 && text.charCodeAt(end) === 93) continue;
+    if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
+    const capitalised = isUpper(raw.charCodeAt(0));
     const lower = raw.toLowerCase();
+    const upper = capitalised ? raw.toUpperCase() : "";
+    if (raw === upper && /^\s{0,2}[:=]/.test(text.slice(end, end + 3))) continue;
     tokens.push({
       start,
       end,
       text: raw,
+      plain: lower.includes("'") || lower.includes("’") ? lower.replace(/['’]/g, "") : lower,
       capitalised,
-      allCaps: capitalised && raw.length > 1 && raw === raw.toUpperCase(),
+      allCaps: capitalised && raw.length > 1 && raw === upper,
       particle: !capitalised && PARTICLES.has(lower),
-      initial: raw.length === 1 && capitalised && text.charAt(end) === ".",
+      initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       known: capitalised || raw === lower ? -1 : Standing.Other,
       gap: text.slice(previousEnd, start),
     });
@@ -231,6 +293,9 @@ export function findNames(
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
     if (token === undefined || covered[i] === 1) continue;
+    // Only a word that could begin a name is worth its cues: capitalised, or a strong name.
+    if (!mayFollowCue(tokens, i)) continue;
+    if (!token.capitalised && standing(token) !== Standing.Strong) continue;
     const before = text.slice(Math.max(0, token.start - 40), token.start);
     const key = KEY.test(before);
     const role = key ? null : ROLE_CUE.exec(before);

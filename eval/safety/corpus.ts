@@ -72,12 +72,15 @@ export const redactCaseSchema = v.pipe(
 );
 export type RedactCase = v.InferOutput<typeof redactCaseSchema>;
 
-function readCases<T>(split: Split, prefix: string, schema: v.GenericSchema<unknown, T>): T[] {
+/** A case with the file it came from; each file is one writer's work. */
+export type Sourced<T> = T & { source: string };
+
+function readCases<T>(split: Split, prefix: string, schema: v.GenericSchema<unknown, T>): Array<Sourced<T>> {
   const dir = join(corpusDir, split);
   const files = readdirSync(dir)
     .filter((name) => name.startsWith(prefix) && name.endsWith(".jsonl"))
     .sort();
-  const cases: T[] = [];
+  const cases: Array<Sourced<T>> = [];
   for (const file of files) {
     const lines = readFileSync(join(dir, file), "utf8").split("\n");
     lines.forEach((line, index) => {
@@ -87,16 +90,16 @@ function readCases<T>(split: Split, prefix: string, schema: v.GenericSchema<unkn
         const issue = parsed.issues[0];
         throw new Error(`${split}/${file}:${index + 1}: ${v.getDotPath(issue) ?? ""} ${issue.message}`);
       }
-      cases.push(parsed.output);
+      cases.push({ ...parsed.output, source: file });
     });
   }
   return cases;
 }
 
-export function classifyCases(split: Split): ClassifyCase[] {
+export function classifyCases(split: Split): Array<Sourced<ClassifyCase>> {
   return readCases(split, "classify", classifyCaseSchema);
 }
 
-export function redactCases(split: Split): RedactCase[] {
+export function redactCases(split: Split): Array<Sourced<RedactCase>> {
   return readCases(split, "redact", redactCaseSchema);
 }

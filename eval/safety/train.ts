@@ -2,32 +2,40 @@
  * Trains the clinical-advice model (`core/safety/model.json`) from the training part of the
  * corpus, `eval/safety/train/`. The held-back part is never read here.
  *
- *   bun eval/safety/train.ts          train, cross-validate, write the model
- *   bun eval/safety/train.ts --cv     cross-validate only (for trying settings), write nothing
+ *   bun eval/safety/train.ts              train, cross-validate, write the model
+ *   bun eval/safety/train.ts --cv         cross-validate only (for trying settings), write nothing
+ *   bun eval/safety/train.ts --cv --misses [--at <score>]   and list what cross-validation got wrong
  *
- * Deterministic: the same corpus, vocabulary and settings give the same bytes (a seeded shuffle,
+ * Deterministic: the same corpus, vocabulary and settings give the same bytes (seeded shuffles,
  * no clock, no parallelism). The model's `version` is a hash of exactly those inputs, so the
  * evaluation can tell a model that is stale against its corpus.
  *
  * Method: logistic regression over the hashed features of `core/safety/features.ts`, fitted by
- * AdaGrad (per-feature learning rates, which suit sparse text features) with L2 regularisation
- * and clinical cases weighted up, since a missed clinical prompt costs more than a blocked
- * builder one. The decision threshold is read off 5-fold cross-validation: the highest
- * threshold that keeps out-of-fold clinical recall at `targetRecall`, minus a margin.
+ * AdaGrad (per-feature step sizes, which suit sparse text features) with small steps, which
+ * regularise more than the L2 term does; the bias gets larger steps so it can find the base rate.
+ * The decision threshold comes from cross-validation with one writer's file held out at a time
+ * (every corpus file is one writer's work): a model meeting a prompt from a writer it never saw is
+ * what the held-back part measures, and 5-fold cross-validation over mixed writers flatters it.
+ * The threshold is the highest that keeps `targetRecall` of those out-of-writer clinical scores.
+ *
+ * What was tried and not kept (5-fold and by-writer cross-validation on this corpus): scoring a
+ * prompt by its best sentence (multiple-instance learning), or by its last two sentences as well,
+ * a hidden layer (fastText with 16 to 32 units), an ensemble of both, stacking positive and
+ * negative evidence separately. Each moved builder pass at 99% recall by under a point.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ruleVerdict } from "../../core/classify.ts";
+import { redact } from "../../core/redact.ts";
 import { blockedCategories } from "../../core/safety/categories.ts";
 import { FeatureExtractor } from "../../core/safety/features.ts";
 import { fold } from "../../core/safety/fold.ts";
 import { encodeWeights, type ModelFile, modelPath } from "../../core/safety/model.ts";
 import { vocab, vocabPath } from "../../core/safety/vocab.ts";
-import { classifyCases, corpusDir } from "./corpus.ts";
+import { type ClassifyCase, classifyCases, corpusDir, type Sourced } from "./corpus.ts";
 
 const defaults = {
-  /** `mil`: a prompt scores as its best instance among itself and its sentences; `bag`: as a whole. */
-  mode: "bag" as "mil" | "bag",
   bits: 18,
   categoryBits: 13,
   epochs: 60,
@@ -35,12 +43,10 @@ const defaults = {
   /** The bias moves faster than the weights: with AdaGrad's small steps it would stay near 0. */
   biasLearningRate: 0.3,
   l2: 1e-6,
-  clinicalWeight: 1,
   categoryEpochs: 30,
   categoryLearningRate: 0.3,
   folds: 5,
-  targetRecall: 0.995,
-  thresholdMargin: 0.25,
+  targetRecall: 0.97,
   seed: 20261124,
 };
 
@@ -48,13 +54,17 @@ const defaults = {
 const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.SAFETY_TRAIN_SETTINGS ?? "{}") };
 
 interface Example {
-  /** Features of the whole prompt. */
+  /** Indices of the prompt's features in the binary model's table. */
   indices: Uint32Array;
+  /** Word-level feature hashes, for the category model. */
   words: Uint32Array;
-  /** Features of each sentence on its own, when the prompt has more than one. */
-  sentences: Uint32Array[];
   clinical: boolean;
+  /** Index into `blockedCategories`, or -1 for a builder case. */
   category: number;
+  /** The file the case comes from: one writer's work. */
+  writer: string;
+  /** What the hard rules say before the model, if anything. */
+  rule: "clinical" | "builder" | null;
 }
 
 /** mulberry32: a small seeded generator, so shuffles are the same on every run. */
@@ -85,61 +95,32 @@ interface Binary {
   bias: number;
 }
 
-/** The prompt and, in `mil` mode, each of its sentences: the model scores a prompt by its best instance. */
-function instancesOf(example: Example): Uint32Array[] {
-  return settings.mode === "mil" && example.sentences.length > 1
-    ? [example.indices, ...example.sentences]
-    : [example.indices];
-}
-
-function dot(weights: Float64Array, bias: number, indices: Uint32Array): number {
-  let z = bias;
-  for (const i of indices) z += weights[i] ?? 0;
+function scoreBinary(model: Binary, example: Example): number {
+  let z = model.bias;
+  for (const i of example.indices) z += model.weights[i] ?? 0;
   return z;
 }
 
-/**
- * Logistic regression on each prompt's highest-scoring instance (multiple-instance learning with
- * the max): a prompt is clinical when any of its sentences asks for clinical advice, so a long
- * preamble cannot dilute the ask, and a builder prompt must have no sentence that looks clinical.
- */
 function trainBinary(examples: readonly Example[]): Binary {
   const size = 1 << settings.bits;
-  const weights = new Float64Array(size);
+  const model: Binary = { weights: new Float64Array(size), bias: 0 };
   const squares = new Float64Array(size).fill(1e-8);
-  let bias = 0;
   let biasSquares = 1e-8;
   const next = random(settings.seed);
   for (let epoch = 0; epoch < settings.epochs; epoch++) {
     for (const example of shuffled(examples, next)) {
-      let best: Uint32Array = example.indices;
-      let z = Number.NEGATIVE_INFINITY;
-      for (const instance of instancesOf(example)) {
-        const score = dot(weights, bias, instance);
-        if (score > z) {
-          z = score;
-          best = instance;
-        }
-      }
-      const target = example.clinical ? 1 : 0;
-      const g = (sigmoid(z) - target) * (example.clinical ? settings.clinicalWeight : 1);
-      for (const i of best) {
-        const w = weights[i] ?? 0;
+      const g = sigmoid(scoreBinary(model, example)) - (example.clinical ? 1 : 0);
+      for (const i of example.indices) {
+        const w = model.weights[i] ?? 0;
         const grad = g + settings.l2 * w;
         squares[i] = (squares[i] ?? 0) + grad * grad;
-        weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
+        model.weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
       }
       biasSquares += g * g;
-      bias -= (settings.biasLearningRate * g) / Math.sqrt(biasSquares);
+      model.bias -= (settings.biasLearningRate * g) / Math.sqrt(biasSquares);
     }
   }
-  return { weights, bias };
-}
-
-function scoreBinary(model: Binary, example: Example): number {
-  let z = Number.NEGATIVE_INFINITY;
-  for (const instance of instancesOf(example)) z = Math.max(z, dot(model.weights, model.bias, instance));
-  return z;
+  return model;
 }
 
 interface Multinomial {
@@ -203,126 +184,176 @@ function categoryOf(model: Multinomial, example: Example): number {
   return best;
 }
 
-/** The highest threshold keeping `targetRecall` of clinical scores at or above it, minus the margin. */
-function thresholdFor(clinicalScores: number[]): number {
-  const sorted = [...clinicalScores].sort((a, b) => a - b);
-  const allowedMisses = Math.floor(sorted.length * (1 - settings.targetRecall));
-  return (sorted[allowedMisses] ?? 0) - settings.thresholdMargin;
+/**
+ * A score that says what the hard rules decided before the model (`ruleVerdict`): a clinical
+ * rule's block is above any threshold, a quiet prompt below any.
+ */
+const RULED_CLINICAL = Number.POSITIVE_INFINITY;
+const RULED_BUILDER = Number.NEGATIVE_INFINITY;
+
+/** Builder pass when the threshold keeps `recall` of the clinical scores, and that threshold. */
+function operatingPoint(clinical: readonly number[], builder: readonly number[], recall: number) {
+  const sorted = [...clinical].sort((a, b) => a - b);
+  const at = sorted[Math.floor(sorted.length * (1 - recall))] ?? 0;
+  // Ruled cases cannot move the threshold: it is the lowest score the model has to reach itself.
+  const threshold = Number.isFinite(at) ? at : (sorted.find((s) => Number.isFinite(s)) ?? 0);
+  return { threshold, builderPass: builder.filter((s) => s < threshold).length / builder.length };
 }
 
-function crossValidate(examples: readonly Example[]) {
+interface CrossValidation {
+  /** Out-of-fold score of each example. */
+  scores: Float64Array;
+  clinical: number[];
+  builder: number[];
+  categoryAccuracy: number;
+}
+
+/** Out-of-fold scores, with folds either random (`by: "fold"`) or one writer each (`by: "writer"`). */
+function crossValidate(examples: readonly Example[], by: "fold" | "writer"): CrossValidation {
   const order = shuffled(
     examples.map((_, i) => i),
     random(settings.seed + 2),
   );
+  const writers = [...new Set(examples.map((e) => e.writer))].sort();
+  const folds = by === "fold" ? settings.folds : writers.length;
+  const foldOf = new Int32Array(examples.length);
+  order.forEach((i, position) => {
+    foldOf[i] = by === "fold" ? position % folds : writers.indexOf((examples[i] as Example).writer);
+  });
   const scores = new Float64Array(examples.length);
   let categoryHits = 0;
   let categoryTotal = 0;
-  for (let fold = 0; fold < settings.folds; fold++) {
-    const test = new Set(order.filter((_, position) => position % settings.folds === fold));
-    const training = examples.filter((_, i) => !test.has(i));
+  for (let fold = 0; fold < folds; fold++) {
+    const training = examples.filter((_, i) => foldOf[i] !== fold);
     const binary = trainBinary(training);
     const categories = trainCategories(training.filter((e) => e.clinical));
-    for (const i of test) {
-      const example = examples[i] as Example;
+    examples.forEach((example, i) => {
+      if (foldOf[i] !== fold) return;
       scores[i] = scoreBinary(binary, example);
       if (example.clinical) {
         categoryTotal++;
         if (categoryOf(categories, example) === example.category) categoryHits++;
       }
-    }
+    });
   }
-  const clinical = examples.flatMap((e, i) => (e.clinical ? [scores[i] ?? 0] : []));
-  const builder = examples.flatMap((e, i) => (e.clinical ? [] : [scores[i] ?? 0]));
-  const threshold = thresholdFor(clinical);
-  const rate = (values: number[], hit: (s: number) => boolean) => values.filter(hit).length / values.length;
-  const sortedClinical = [...clinical].sort((a, b) => a - b);
-  const passAtRecall = (recall: number) => {
-    const at = sortedClinical[Math.floor(sortedClinical.length * (1 - recall))] ?? 0;
-    return rate(builder, (s) => s < at);
-  };
-  console.log(
-    `  builder pass at clinical recall 98%: ${(100 * passAtRecall(0.98)).toFixed(1)}%, 99%: ${(100 * passAtRecall(0.99)).toFixed(1)}%, 99.5%: ${(100 * passAtRecall(0.995)).toFixed(1)}%`,
-  );
+  // The decision is rules, then the model: ruled cases take their rule's side.
+  examples.forEach((example, i) => {
+    if (example.rule === "clinical") scores[i] = RULED_CLINICAL;
+    else if (example.rule === "builder") scores[i] = RULED_BUILDER;
+  });
   return {
-    threshold,
-    recall: rate(clinical, (s) => s >= threshold),
-    builderPass: rate(builder, (s) => s < threshold),
-    recallAtZero: rate(clinical, (s) => s >= 0),
-    builderPassAtZero: rate(builder, (s) => s < 0),
-    categoryAccuracy: categoryHits / categoryTotal,
     scores,
+    clinical: examples.flatMap((e, i) => (e.clinical ? [scores[i] ?? 0] : [])),
+    builder: examples.flatMap((e, i) => (e.clinical ? [] : [scores[i] ?? 0])),
+    categoryAccuracy: categoryHits / Math.max(1, categoryTotal),
   };
 }
 
 /** Hash of everything the model depends on: corpus, vocabulary, feature code and settings. */
-function versionOf(): string {
+export function currentVersion(): string {
   const hash = createHash("sha256");
   const trainDir = join(corpusDir, "train");
   for (const file of readdirSync(trainDir).sort()) hash.update(file).update(readFileSync(join(trainDir, file)));
   hash.update(readFileSync(vocabPath));
-  for (const source of ["features.ts", "hash.ts", "fold.ts"]) {
-    hash.update(readFileSync(new URL(`../../core/safety/${source}`, import.meta.url)));
+  // The features, and what the text goes through before them: redaction and the hard rules.
+  const core = new URL("../../core/", import.meta.url);
+  const safety = readdirSync(new URL("safety/", core)).filter((file) => file.endsWith(".ts"));
+  for (const source of ["redact.ts", "classify.ts", ...safety.sort().map((file) => `safety/${file}`)]) {
+    hash.update(source).update(readFileSync(new URL(source, core)));
   }
   hash.update(JSON.stringify(settings));
   return hash.digest("hex").slice(0, 16);
 }
 
-export function currentVersion(): string {
-  return versionOf();
-}
-
-function main(): void {
-  const cvOnly = process.argv.includes("--cv");
-  const cases = classifyCases("train");
-  const extractor = new FeatureExtractor(settings.bits, vocab());
-  const examples: Example[] = cases.map((c) => {
-    const text = fold(c.text);
-    const sentences: Uint32Array[] = [];
-    extractor.sentences(text, (features) => sentences.push(Uint32Array.from(features.indices)));
+function examplesOf(cases: ReadonlyArray<Sourced<ClassifyCase>>): Example[] {
+  const extractor = new FeatureExtractor(settings.bits, vocab(), settings.categoryBits);
+  return cases.map((c) => {
+    // Redacted, as the safety gate sees prompts (`core/safety/inspect.ts`).
+    const text = fold(redact(c.text));
     const features = extractor.extract(text);
+    const rule = ruleVerdict(text);
     return {
       indices: Uint32Array.from(features.indices),
       words: Uint32Array.from(features.words),
-      sentences,
       clinical: c.label === "clinical",
       category: c.label === "clinical" ? blockedCategories.indexOf(c.category) : -1,
+      writer: c.source,
+      rule: rule === null ? null : rule === "builder" ? "builder" : "clinical",
     };
   });
-  const clinicalCount = examples.filter((e) => e.clinical).length;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+function report(name: string, cv: CrossValidation): void {
+  const points = [0.95, 0.97, 0.98, 0.99, 0.995].map((recall) => {
+    const point = operatingPoint(cv.clinical, cv.builder, recall);
+    return `${pct(recall)} → ${pct(point.builderPass)} (${point.threshold.toFixed(2)})`;
+  });
   console.log(
-    `Training cases: ${examples.length} (${clinicalCount} clinical, ${examples.length - clinicalCount} builder)`,
+    `  ${name}: builder pass at clinical recall ${points.join(", ")}; category right ${pct(cv.categoryAccuracy)}`,
+  );
+}
+
+function main(): void {
+  const cases = classifyCases("train");
+  const examples = examplesOf(cases);
+  const clinicalCount = examples.filter((e) => e.clinical).length;
+  const writers = new Set(examples.map((e) => e.writer)).size;
+  console.log(
+    `Training cases: ${examples.length} (${clinicalCount} clinical, ${examples.length - clinicalCount} builder) from ${writers} writers`,
+  );
+  const ruled = (kind: "clinical" | "builder", clinical: boolean) =>
+    examples.filter((e) => e.rule === kind && e.clinical === clinical).length;
+  console.log(
+    `  hard rules: ${ruled("clinical", true)} clinical and ${ruled("clinical", false)} builder cases blocked; ${ruled("builder", false)} builder and ${ruled("builder", true)} clinical cases passed as quiet`,
   );
 
-  const cv = crossValidate(examples);
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const mixed = crossValidate(examples, "fold");
+  report(`${settings.folds}-fold cross-validation`, mixed);
+  const byWriter = crossValidate(examples, "writer");
+  report("one writer held out at a time", byWriter);
+  const chosen = operatingPoint(byWriter.clinical, byWriter.builder, settings.targetRecall);
   console.log(
-    `${settings.folds}-fold cross-validation: threshold ${cv.threshold.toFixed(3)}: clinical recall ${pct(cv.recall)}, builder pass ${pct(cv.builderPass)}` +
-      ` (at 0: ${pct(cv.recallAtZero)} / ${pct(cv.builderPassAtZero)}); category accuracy ${pct(cv.categoryAccuracy)}`,
+    `  threshold ${chosen.threshold.toFixed(3)} (clinical recall ${pct(settings.targetRecall)} with a writer held out)`,
   );
+
   if (process.argv.includes("--misses")) {
-    const at = process.argv.includes("--at") ? Number(process.argv[process.argv.indexOf("--at") + 1]) : cv.threshold;
+    const at = process.argv.includes("--at")
+      ? Number(process.argv[process.argv.indexOf("--at") + 1])
+      : chosen.threshold;
     cases.forEach((c, i) => {
-      const s = cv.scores[i] ?? 0;
-      const wrong = c.label === "clinical" ? s < at : s >= at;
-      if (wrong) console.log(`  ${c.label} ${c.category} ${s.toFixed(2)}: ${c.text.slice(0, 160).replace(/\n/g, " ")}`);
+      const score = byWriter.scores[i] ?? 0;
+      if (!Number.isFinite(score) && process.argv.includes("--unruled")) return;
+      if (c.label === "clinical" ? score < at : score >= at)
+        console.log(`  ${c.label} ${c.category} ${score.toFixed(2)}: ${c.text.slice(0, 160).replace(/\n/g, " ")}`);
     });
   }
-  if (cvOnly) return;
+  if (process.argv.includes("--cv")) return;
 
   const binary = trainBinary(examples);
   const categories = trainCategories(examples.filter((e) => e.clinical));
+  const mixedPoint = operatingPoint(mixed.clinical, mixed.builder, settings.targetRecall);
   const model: ModelFile = {
     format: 1,
-    version: versionOf(),
+    version: currentVersion(),
     trainedOn: { cases: examples.length, clinical: clinicalCount, builder: examples.length - clinicalCount },
     settings,
     crossValidation: {
-      clinicalRecall: cv.recall,
-      builderPass: cv.builderPass,
-      categoryAccuracy: cv.categoryAccuracy,
+      targetRecall: settings.targetRecall,
+      builderPassByWriter: chosen.builderPass,
+      builderPassMixed: operatingPoint(mixed.clinical, mixed.builder, settings.targetRecall).builderPass,
+      recallAtThresholdMixed: mixed.clinical.filter((s) => s >= chosen.threshold).length / mixed.clinical.length,
+      builderPassAtThresholdMixed: mixed.builder.filter((s) => s < chosen.threshold).length / mixed.builder.length,
+      categoryAccuracy: byWriter.categoryAccuracy,
+      thresholdMixed: mixedPoint.threshold,
     },
-    clinical: { bits: settings.bits, bias: binary.bias, threshold: cv.threshold, table: encodeWeights(binary.weights) },
+    clinical: {
+      bits: settings.bits,
+      bias: binary.bias,
+      threshold: chosen.threshold,
+      table: encodeWeights(binary.weights),
+    },
     category: {
       bits: settings.categoryBits,
       labels: [...blockedCategories],
