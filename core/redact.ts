@@ -78,13 +78,16 @@ const ID = String.raw`(?=[A-Za-z0-9.\-]{0,63}\d)(?!\d{1,9}(?:\.\d{1,9})+(?![\w\-
 /** An identifier printed in groups, as on a card: "JQX 8812 0934", "123 456 789". */
 const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,5}\d)[A-Z0-9]{2,6}){1,3}(?![\w\-])`;
 
-const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)`;
+/** Months in English, and in the Spanish, Portuguese and French of forms builders paste. */
+const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)`;
 const ORD = `(?:st|nd|rd|th)?`;
 /** Numeric dates must carry a year; dotted ones a 4-digit one, so "1.2.24" stays a version. */
 const NUMERIC_DATES = [
   String.raw`\d{1,2}[/\-]\d{1,2}[/\-](?:\d{4}|\d{2})(?!\d)`,
   String.raw`\d{1,2}\.\d{1,2}\.\d{4}(?!\d)`,
   String.raw`\d{4}[/\-]\d{1,2}[/\-]\d{1,2}(?!\d)`,
+  // Dotted ISO ("2023.10.03"), only with a plausible year, month and day: otherwise a version.
+  String.raw`(?:19|20)\d{2}\.(?:0?[1-9]|1[0-2])\.(?:0?[1-9]|[12]\d|3[01])(?!\d)`,
 ];
 /** Written dates with a day, starting with the day or with a digit. */
 const DAY_FIRST_DATES = [
@@ -165,7 +168,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "ssn",
     label: String.raw`(?:SSN|SS#|SSA|social(?:${_}security)?(?:${NO})?|soc\.?${_}sec\.?(?:${NO})?)${SEP}`,
-    value: String.raw`\d{3}\s{0,2}[\s.\-–—/]?\s{0,2}\d{2}\s{0,2}[\s.\-–—/]?\s{0,2}\d{4}(?!\d)`,
+    value: String.raw`(?:\d{3}\s{0,2}[\s.\-–—/]?\s{0,2}\d{2}\s{0,2}[\s.\-–—/]?\s{0,2}\d{4}|\d{2}-\d{3}-\d{4})(?!\d)`,
   },
   {
     kind: "mrn",
@@ -176,6 +179,12 @@ const labelledFamilies: readonly LabelledFamily[] = [
     kind: "dob",
     label: String.raw`(?:DOB|D\.O\.B\.?|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?)${SEP}`,
     value: DOB_VALUE,
+  },
+  {
+    // Dates of events in a person's care: admission, discharge, service, visit, surgery, death.
+    kind: "date",
+    label: String.raw`(?:admit(?:ted)?|admission|discharge(?:d)?|service|visit|appt|appointment|surgery|procedure|death|DOD|DOS|encounter|seen)${_}(?:date|dt|on)?${SEP}`,
+    value: String.raw`(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d))`,
   },
   {
     kind: "fax",
@@ -195,7 +204,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "member_id",
-    label: `(?:member${NO}|subscriber(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|health${_}plan${NO})(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
+    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|health${_}plan${NO})(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
     value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
@@ -215,8 +224,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "vehicle",
-    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|licen[cs]e${_}plate|plate(?:${NO})?|tag|reg(?:istration)?)${SEP}${STATE_PREFIX}`,
-    value: String.raw`(?:(?=[A-Z0-9\s\-]{0,10}\d)[A-Z0-9]{1,4}[\s\-][A-Z0-9]{2,5}(?![\w\-])|${ID})`,
+    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|licen[cs]e${_}plate|plate(?:${NO})?|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
+    value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,10}\d)[A-Z0-9]{1,4}[\s\-][A-Z0-9]{2,5}(?![\w\-])|${ID})`,
   },
   {
     kind: "zip",
@@ -305,8 +314,8 @@ function urlCarriesId(url: string): boolean {
   if (/\?./.test(tail)) return true;
   const [path = "", fragment = ""] = tail.split("#", 2);
   if (/\d/.test(fragment)) return true;
-  // API versions ("/v1/") are not ids.
-  return path.split("/").some((segment) => /\d/.test(segment) && !/^v\d+(?:\.\d+)*$/i.test(segment));
+  // API and standard versions ("/v1/", FHIR's "/R4/") are not ids.
+  return path.split("/").some((segment) => /\d/.test(segment) && !/^[vr]\d+(?:\.\d+)*$/i.test(segment));
 }
 
 /** Loopback and unspecified addresses identify no one; builders write them all the time. */
@@ -341,7 +350,7 @@ function luhnKeep(value: string): number {
 }
 
 function intlPhoneKeep(value: string): number {
-  const digits = value.replace(/\D/g, "").length;
+  const digits = value.replace(/\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}$/i, "").replace(/\D/g, "").length;
   return digits >= 8 && digits <= 15 ? value.length : 0;
 }
 
@@ -489,6 +498,15 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`(?<![\w\-])\d{4}[\s\-]\d{4}[\s\-]\d{4}[\s\-]\d{1,4}(?![\w\-])`),
   },
+  // International first, so "+234 803 555 0192" is not taken for a US number after its country code.
+  {
+    kind: "phone",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,5}\)?){1,5}${EXTENSION}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`,
+    ),
+    keep: intlPhoneKeep,
+  },
   {
     kind: "phone",
     needs: "digit",
@@ -497,11 +515,14 @@ const detectors: readonly Detector[] = [
     ),
   },
   { kind: "phone", needs: "digit", pattern: rx(String.raw`(?<![\w+.\-])(?:\+?1)?\d{10}(?![\w\-]|\.\d)`) },
+  // A local number with its area code in brackets ("(02) 9876 5432"), and seven digits as a US
+  // exchange writes them ("555-0147").
   {
     kind: "phone",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,5}\)?){1,5}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`),
-    keep: intlPhoneKeep,
+    pattern: rx(
+      String.raw`(?<![\w\-])\(0\d{1,4}\)\s?\d{3,4}[\s\-]?\d{3,4}(?![\w\-])|(?<![\w\-.$#/:])\d{3}-\d{4}(?![\w\-]|\.\d)`,
+    ),
   },
   {
     kind: "device_id",
@@ -519,7 +540,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?![\d.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|mmhg|bpm|days?|hours?|minutes?|mins?|seconds?|secs?|times|runs?|items?|requests?|calls?|rows?|steps?|patients?|people|messages?|tests?|cases?|per|°|degrees?))`,
+      String.raw`(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b))`,
       "gi",
     ),
   },
@@ -537,6 +558,16 @@ const detectors: readonly Detector[] = [
     pattern: rx(
       String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
       "gi",
+    ),
+  },
+  // Street type first, number after ("Rua das Flores 220, apto 51"), military mail ("PSC 1234,
+  // Box 5678", "APO AE 09012"), and Wisconsin's grid ("W 210 N 4567 Pine Rd").
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:Rua|Calle|Avenida|Av\.|Rue|Via|Travessa|Alameda|Carrera)\s{1,2}(?:(?:das|dos|da|do|de|del|des|du|la|le|los|las)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s{1,2}){1,3}\d{1,6}(?:,?\s{1,2}(?:apto|apt|piso|depto|dpto|casa|bloco)\.?\s{0,2}\d{1,5})?|\b(?:PSC|CMR|Unit)\s{1,2}\d{1,5},?\s{1,2}Box\s{1,2}\d{1,5}(?:,?\s{1,2}(?:APO|FPO|DPO))?|\b[NSEW]\s?\d{1,4}\s{1,2}[NSEW]\s?\d{1,5}\s{1,2}(?:\p{Lu}\p{Ll}+\s{1,2}){1,3}${STREET_SUFFIX}\b\.?`,
+      "gu",
     ),
   },
   {
@@ -558,7 +589,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\bP\.?\s?O\.?\s{0,2}[Bb][Oo][Xx]\s{1,3}\d{1,8}\b`,
+      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\b[Pp]\.?\s?[Oo]\.?\s{0,2}[Bb][Oo][Xx]\s{0,3}\d{1,8}\b`,
     ),
   },
   // Streets named after their type ("9 Rue des Lilas", "6120 Camino Real"), Latin American
@@ -579,6 +610,11 @@ const detectors: readonly Detector[] = [
       String.raw`\b\d{1,6}\s{1,2}(?:north|south|east|west|n|s|e|w)\s{1,2}\d{1,3}(?:st|nd|rd|th)\s{1,2}(?:street|st|avenue|ave|road|rd)\b\.?`,
       "gi",
     ),
+  },
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(String.raw`(?:\b(?:APO|FPO|DPO)|\[ADDRESS\])\s{1,2}(?:AE|AP|AA)\s{1,2}(\d{5})(?!\d)`),
   },
   // "blue house at 2250 Ridgeway": a house number and a capitalised name after "at".
   {
@@ -647,7 +683,7 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
+      String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
       "gi",
     ),
   },
@@ -656,7 +692,7 @@ const detectors: readonly Detector[] = [
     kind: "date",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<=\b(?:on|by|until|till|to|since|before|after|from)\s{1,2}the\s{1,2})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them))\b)`,
+      String.raw`(?<=\b(?:on|by|until|till|to|since|before|after|from)\s{1,2}the\s{1,2})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)`,
       "gi",
     ),
   },
@@ -686,13 +722,13 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
   {
     kind: "ssn",
     needs: "digit",
-    cue: /\b(?:ssns?|ss#|social security|social|soc\.? ?sec)\b/i,
+    cue: /(?<!\[)\b(?:ssns?|ss#|social security|social|soc\.? ?sec)\b(?!\])/i,
     pattern: rx(String.raw`(?<![\w.\-])\d{9}(?![\w\-]|\.\d)`),
   },
   {
     kind: "mrn",
     needs: "digit",
-    cue: /\b(?:mrns?|medical record|record numbers?|chart numbers?|patient[ _-]?ids?|emr|ehr|hospital numbers?)\b/i,
+    cue: /(?<!\[)\b(?:mrns?|medical records?|record numbers?|charts?|chart numbers?|patient[ _-]?ids?|emr|ehr|hospital numbers?)\b(?!\])/i,
     pattern: rx(String.raw`(?<![\w.\-])\d{6,10}(?![\w\-]|\.\d)`),
   },
   {
@@ -704,7 +740,7 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
   {
     kind: "age",
     needs: "digit",
-    cue: /\b(?:ages?|aged|years? old|year-old|y\/?o)\b/i,
+    cue: /(?<!\[)\b(?:ages?|aged|years? old|year-old|y\/?o)\b(?!\])/i,
     pattern: rx(
       String.raw`(?<![\w.\-$])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|°))`,
     ),
@@ -712,7 +748,7 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
   {
     kind: "dob",
     needs: "digit",
-    cue: /\b(?:dob|date[ _]of[ _]birth|birth[ _]?dates?|birth[ _]years?|born)\b/i,
+    cue: /(?<!\[)\b(?:dob|date[ _]of[ _]birth|birth[ _]?dates?|birth[ _]years?|born)\b(?!\])/i,
     pattern: rx(String.raw`(?<![\w.\-/])(?:\d{1,2}\/)?(?:19\d\d|200\d)(?![\w\-/]|\.\d)`),
   },
 ];
@@ -790,8 +826,10 @@ const PROTECTED = [
   // routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person.
   /\b(?:(?:CPT|HCPCS)(?:\s{1,2}codes?)?|(?:procedure|billing|claim)\s{1,2}codes?|codes?\s{1,2}like)\s{0,3}[:#]?\s{0,2}(\d{5})(?!\d)/gi,
   /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi,
-  // Thresholds: "ages over 100", "everyone 90+" are bounds, not someone's age.
-  /\b(?:over|under|above|below|older than|younger than)\s{1,2}(\d{2,3})(?![\w.\-@])|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)/gi,
+  // Thresholds: "ages over 100", "stops at 99", "everyone 90+" are bounds, not someone's age.
+  /\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2}(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)/gi,
+  // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
+  /(?:\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
 ];
 
 /** Spans claimed by `PROTECTED`: `overlaps` sees them, the result does not include them. */

@@ -55,11 +55,11 @@ const PARTICLES = new Set(
 
 /** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
 const PERSON_WORDS =
-  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|miss|professor|named|called|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
+  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
-  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by";
+  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter";
 
 const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
 
@@ -73,11 +73,12 @@ const PERSON_CUE = new RegExp(
  * Titles, case-sensitive: "Dr. ", "Mrs ", "DR. " — but not "200 ms" or "MS Teams", where the
  * letters are a unit or a product.
  */
-const TITLE_CUE = /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta)\.?|(?:MR|MRS|DR|PROF)\.)\s{1,3}$/u;
+const TITLE_CUE =
+  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF)\.)\s{1,3}$/u;
 
 /** A role or label before a name, and whether a separator follows it. */
 const ROLE_CUE = new RegExp(
-  String.raw`(?:^|[^\p{L}])(?:${ROLE_WORDS})(?:['’]s)?(?:\s{0,2}(?:name|#|no\.?))?(?<separator>\s{0,2}(?:[:=(#]|-\s|–|—|,)\s{0,3}["']?)?\s{0,3}$`,
+  String.raw`(?:^|[^\p{L}])(?:${ROLE_WORDS})(?:['’]s)?(?:\s{0,2}(?:name|#|no\.?))?(?<separator>\s{0,2}(?:[:=(#]|-\s|–|—)\s{0,3}["']?)?\s{0,3}$`,
   "iu",
 );
 
@@ -87,7 +88,7 @@ const GREETING =
 
 /** A key of structured data holding a name: `"first": "`, `last_name=`, `patientName: '`. */
 const KEY =
-  /(?:^|[^\p{L}])(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)["']?\s{0,2}[:=]\s{0,2}["']?$/iu;
+  /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu;
 
 const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
 /** The same for plain ASCII text, the common case: no Unicode tables to consult. */
@@ -263,6 +264,24 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean): n
   return end;
 }
 
+const CJK_PAIR =
+  /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
+
+/** Relatives after a possessive name: "Kelechi's sister". */
+const RELATIVES = new Set(
+  "son daughter child kid kids baby mother mom mum father dad parents wife husband spouse partner brother sister grandson granddaughter grandmother grandfather grandma grandpa aunt uncle niece nephew cousin caregiver guardian family".split(
+    " ",
+  ),
+);
+/** Verbs of people, right after a name: "Marisol lives in…", "Hollis is out". */
+const PERSON_VERBS = new Set(
+  "lives lived turns turned called calls texted texts emailed emails said says sent sends wants wanted asked asks needs needed missed misses moved works worked prefers speaks uses signed approved left visited arrived died passed refused declined cancelled canceled rescheduled".split(
+    " ",
+  ),
+);
+/** "the Okafor twins", "the Nguyen family". */
+const FAMILY = new Set("twins family household kids children parents sisters brothers".split(" "));
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -348,12 +367,29 @@ export function findNames(
     const last = tokens[i];
     const first = tokens[i + 1];
     if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
-    if (!/^,[ \t]{1,2}$/.test(first.gap) || !isNameWord(last) || !isNameWord(first)) continue;
-    if (standing(last) !== Standing.Strong || standing(first) !== Standing.Strong) continue;
+    if (!/^,[ \t]{1,2}$/.test(first.gap)) continue;
+    // Upper case too, as schedules and OCR print names: "DEMIR, YUSUF".
+    const nameLike = (token: Token) =>
+      token.capitalised && token.text.length > 1 && standing(token) === Standing.Strong;
+    if (!nameLike(last) || !nameLike(first) || last.allCaps !== first.allCaps) continue;
     let end = i + 2;
     const initial = tokens[end];
     if (initial?.capitalised && initial.text.length === 1 && joins(initial, first)) end++;
     add(i, end);
+  }
+
+  // 3b. One strong name that a person's word follows: "Kelechi's sister", "Alfreda turns 90",
+  // "Imani sent it over", "the Okafor twins".
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    const next = tokens[i + 1];
+    if (token === undefined || next === undefined || covered[i] === 1 || !isNameWord(token)) continue;
+    // A possessive before a relative is a person even when no list knows the name ("Kelechi's sister").
+    const possessive = /^['’]s[ \t]{1,2}$/.test(next.gap) && RELATIVES.has(next.plain);
+    const strong = standing(token) === Standing.Strong;
+    const acts = strong && /^[ \t]{1,2}$/.test(next.gap) && PERSON_VERBS.has(next.plain);
+    const family = strong && FAMILY.has(next.plain) && /^[ \t]{1,2}$/.test(next.gap) && tokens[i - 1]?.plain === "the";
+    if (possessive || acts || family) add(i, i + 1);
   }
 
   // 4. A capitalised pair joined to a name by "and", "&" or a comma ("Park Ji-hoon and Kim Soo-yeon").
@@ -361,6 +397,8 @@ export function findNames(
     if (covered[i] === 1 || covered[i + 1] === 1) continue;
     const pair = tokens.slice(i, i + 2);
     if (!pair.every((token) => isNameWord(token)) || !joins(pair[1] as Token, pair[0])) continue;
+    // "Blue Cross" next to a name is still two ordinary words.
+    if (pair.every((token) => standing(token) === Standing.Weak)) continue;
     const after = tokens[i + 2];
     const beforeIndex = i - 1;
     const linkedAfter =
@@ -386,6 +424,14 @@ export function findNames(
       add(run[0] as number, (run[run.length - 1] as number) + 1);
       i = run[run.length - 1] as number;
     }
+  }
+
+  // 5b. Names in Han, kana or Hangul, written family name first ("佐藤 花子", "김 민준"): in a
+  // builder's English prompt a pair of such words is a person before anything else.
+  for (const match of text.matchAll(CJK_PAIR)) {
+    const start = match.index;
+    const end = start + match[0].length;
+    if (!taken(start, end) && !spans.some((span) => start < span.end && span.start < end)) spans.push({ start, end });
   }
 
   // 6. Every other occurrence of a word of a name already found ("Jane Doe … Jane called").

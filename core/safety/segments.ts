@@ -1,8 +1,9 @@
 /**
- * Identifiers inside the two healthcare message formats builders paste most: HL7 v2 segments
+ * Identifiers inside the structured text builders paste most: HL7 v2 segments
  * (`PID|1||123456^^^MRN||DOE^JANE^Q||19800101|F|||1 MAIN ST^^SPRINGFIELD^IL^62704||5551234567`)
- * and X12 segments (`NM1*IL*1*DOE*JANE****MI*W998812345~`, `DMG*D8*19800101`). Their fields are
- * positional, so the format itself says what each value is; no label is needed.
+ * and X12 segments (`NM1*IL*1*DOE*JANE****MI*W998812345~`, `DMG*D8*19800101`), CSV rows under a
+ * header that names their columns (`last,first,dob` then `Reyes,Carmen,1980-01-01`), and FHIR
+ * references (`Patient/88231`). The format says what each value is; no label is needed.
  */
 import type { IdentifierKind } from "../redact.ts";
 
@@ -118,10 +119,84 @@ function x12(text: string, spans: SegmentSpan[]): void {
   }
 }
 
-/** Identifiers in the HL7 v2 and X12 segments of `text`. */
+/** What a CSV column holds, by its header (lower case, `_` and spaces removed). */
+function columnKind(header: string): IdentifierKind | null {
+  const key = header.toLowerCase().replace(/[\s_\-"']/g, "");
+  if (
+    /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|patient|patientname|fullname|guarantor|caregiver|subscriber|contact)$/.test(
+      key,
+    )
+  )
+    return "name";
+  if (/^(?:dob|birthdate|dateofbirth|birthday|born)$/.test(key)) return "dob";
+  if (/^(?:ssn|social|socialsecurity(?:number)?)$/.test(key)) return "ssn";
+  if (/^(?:mrn|chart|chartnumber|patientid|medicalrecordnumber)$/.test(key)) return "mrn";
+  if (/^(?:phone|phonenumber|mobile|cell|tel|telephone|homephone|workphone)$/.test(key)) return "phone";
+  if (/^(?:email|emailaddress|mail)$/.test(key)) return "email";
+  if (/^(?:address|address1|address2|addressline1|addressline2|street|streetaddress|addr|city|town)$/.test(key))
+    return "address";
+  if (/^(?:zip|zipcode|postalcode|postcode)$/.test(key)) return "zip";
+  if (/^(?:memberid|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber)$/.test(key))
+    return "member_id";
+  if (/^(?:account|accountnumber|acct)$/.test(key)) return "account";
+  if (/^(?:admitdate|dischargedate|visitdate|dos|servicedate|appointmentdate|apptdate)$/.test(key)) return "date";
+  return null;
+}
+
+/** A header row: two to thirty bare words separated by commas. */
+const CSV_HEADER =
+  /(?<=^|[\s:>`'"(])((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?,){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)/gm;
+
+function csv(text: string, spans: SegmentSpan[]): void {
+  CSV_HEADER.lastIndex = 0;
+  for (let match = CSV_HEADER.exec(text); match !== null; match = CSV_HEADER.exec(text)) {
+    const headers = (match[1] ?? "").split(",");
+    const kinds = headers.map(columnKind);
+    if (!kinds.some((kind) => kind !== null)) continue;
+    let at = match.index + match[0].length;
+    // Rows follow on their own lines, or on the same line separated by spaces when pasted flat.
+    const sameLine = text.charAt(at) !== "\n" && text.charAt(at) !== "\r";
+    for (let rows = 0; rows < 1000; rows++) {
+      const rest = text.slice(at);
+      const row = sameLine ? /^[ \t]+([^\s,]*(?:,[^\s,]*)+)/.exec(rest) : /^\r?\n([^\n]*)/.exec(rest);
+      const fields = row?.[1]?.split(",");
+      if (row === null || fields === undefined || fields.length !== headers.length) break;
+      let fieldAt = at + row[0].length - (row[1] ?? "").length;
+      fields.forEach((field, index) => {
+        const kind = kinds[index];
+        if (kind !== null && kind !== undefined && !/^\s*\[[A-Z_]+\]\s*$/.test(field)) {
+          push(
+            spans,
+            kind,
+            fieldAt,
+            field.replace(/^"|"$/g, (quote) => " ".repeat(quote.length)),
+          );
+        }
+        fieldAt += field.length + 1;
+      });
+      at += row[0].length;
+      CSV_HEADER.lastIndex = at;
+    }
+  }
+}
+
+/** A FHIR reference to a person's resource: the id after `Patient/` identifies them. */
+const FHIR_REFERENCE = /\b(?:Patient|Person|RelatedPerson)\/([A-Za-z0-9\-.]{1,64})/g;
+
+function fhir(text: string, spans: SegmentSpan[]): void {
+  FHIR_REFERENCE.lastIndex = 0;
+  for (let match = FHIR_REFERENCE.exec(text); match !== null; match = FHIR_REFERENCE.exec(text)) {
+    const id = match[1] ?? "";
+    if (/\d/.test(id)) push(spans, "mrn", match.index + match[0].length - id.length, id);
+  }
+}
+
+/** Identifiers in the HL7 v2 and X12 segments, CSV rows and FHIR references of `text`. */
 export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
+  if (text.includes(",")) csv(text, spans);
+  if (text.includes("/")) fhir(text, spans);
   return spans;
 }
