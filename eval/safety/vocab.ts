@@ -143,6 +143,6 @@ const vocab: VocabFile = {
     places: bloomOf(places),
   },
 };
-writeFileSync(vocabPath, `${JSON.stringify(vocab, null, 1)}\n`);
+writeFileSync(vocabPath, `${JSON.stringify(vocab, null, 2)}\n`);
 const counts = Object.entries(sets).map(([name, set]) => `${name} ${set.size}`);
 console.log(`Wrote ${vocabPath}: ${counts.join(", ")} words (${vocab.sources.join(", ")})`);
