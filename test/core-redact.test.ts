@@ -71,6 +71,24 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["see https://example.com/lookup?mrn=abc.", "see [URL]."],
   ["see www.example.org/p/42/chart", "see [URL]"],
   ["see https://user:secret@example.com/", "see [URL]"],
+  // Formats that say what a field is, with no label: HL7 v2, X12, CSV under a header, FHIR.
+  [
+    "PID|1||8834120^^^MRN||DOE^JANE^Q||19800101|F|||12 ELM ST^^SPRINGFIELD^IL^62704||5551234567",
+    "PID|1||[MRN]^^^MRN||[NAME]^[NAME]^[NAME]||[DOB]|F|||[ADDRESS]^^[ADDRESS]^IL^[ADDRESS]||[PHONE]",
+  ],
+  ["NM1*IL*1*DOE*JANE****MI*W998812345~DMG*D8*19800101~", "NM1*IL*1*[NAME]*[NAME]****MI*[MEMBER_ID]~DMG*D8*[DOB]~"],
+  ["NM1*85*2*CLINIC****XX*1679576722~", "NM1*85*2*CLINIC****XX*1679576722~"],
+  [
+    "sample.csv:\nlast,first,dob\nReyes,Carmen,1980-01-01\nOkafor,Chidi,1975-06-30",
+    "sample.csv:\nlast,first,dob\n[NAME],[NAME],[DOB]\n[NAME],[NAME],[DOB]",
+  ],
+  ['"subject": "Patient/88231"', '"subject": "Patient/[MRN]"'],
+  // Separators and formats a label does not need.
+  ["SSN 608.21.4475 from the OCR", "SSN [SSN] from the OCR"],
+  ["MBI 1EG4-TE5-MK73 on file", "MBI [MEMBER_ID] on file"],
+  ["her sister uses +234 803 555 0192", "her sister uses [PHONE]"],
+  ["Kelechi's sister called", "[NAME]'s sister called"],
+  ["names like maria de la cruz in the fixture", "names like [NAME] in the fixture"],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -87,6 +105,8 @@ const benign: readonly string[] = [
   "route to staff; MS Teams; 200 ms Timeout; agent name: Intake Bot",
   'health route --task intake --prompt "Handle intake" --save --name intake-sms',
   "3 way handshake, 2 loops, Step 4 of 5, 1/2 of the team",
+  'fixture: {"npi": "1234567893"}, CPT 99213, ICD-10 E11.65 and N18.3, build 4.12.0.233, ages over 100, 24/7',
+  "Patient Portal, Care Team Inbox, Google Sheets, Twilio, Epic, Rhode Island and Georgia",
   "[NAME] [SSN] [MRN] [DOB] [PHONE] [FAX] [EMAIL] [ADDRESS] [ZIP] [MEMBER_ID] [ACCOUNT] [IP] [URL]",
   "",
 ];

@@ -77,45 +77,50 @@ function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: 
   spans.push({ kind, start: start + offset, end: start + offset + trimmed.length });
 }
 
-function hl7(text: string, spans: SegmentSpan[]): void {
-  HL7_SEGMENT.lastIndex = 0;
-  for (let match = HL7_SEGMENT.exec(text); match !== null; match = HL7_SEGMENT.exec(text)) {
+/** Each segment `pattern` finds, split at `separator`, with the offset of every field in `text`. */
+function* segmentsOf(
+  text: string,
+  pattern: RegExp,
+  separator: string,
+): Generator<{ fields: string[]; offsets: number[] }> {
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     const segment = match[1] ?? "";
-    const base = match.index + match[0].length - segment.length;
-    const fields = segment.split("|");
-    const kinds = HL7_FIELDS[fields[0] ?? ""] ?? {};
-    let at = base + (fields[0]?.length ?? 0) + 1;
-    for (let i = 1; i < fields.length; i++) {
-      const field = fields[i] ?? "";
-      const kind = kinds[i];
-      if (kind !== undefined) {
-        let componentAt = at;
-        for (const component of field.split(/[\^~&]/)) {
-          // Identifier type codes and assigning authorities ("MRN", "SS", "HOSP") are kept.
-          const typeCode = kind !== "name" && /^[A-Z]{1,5}$/.test(component);
-          if (!typeCode) push(spans, kind, componentAt, component);
-          componentAt += component.length + 1;
-        }
-      }
+    const fields = segment.split(separator);
+    const offsets: number[] = [];
+    let at = match.index + match[0].length - segment.length;
+    for (const field of fields) {
+      offsets.push(at);
       at += field.length + 1;
     }
+    yield { fields, offsets };
+  }
+}
+
+function hl7(text: string, spans: SegmentSpan[]): void {
+  for (const { fields, offsets } of segmentsOf(text, HL7_SEGMENT, "|")) {
+    const kinds = HL7_FIELDS[fields[0] ?? ""] ?? {};
+    fields.forEach((field, i) => {
+      const kind = kinds[i];
+      if (i === 0 || kind === undefined) return;
+      let componentAt = offsets[i] ?? 0;
+      for (const component of field.split(/[\^~&]/)) {
+        // Identifier type codes and assigning authorities ("MRN", "SS", "HOSP") are kept.
+        const typeCode = kind !== "name" && /^[A-Z]{1,5}$/.test(component);
+        if (!typeCode) push(spans, kind, componentAt, component);
+        componentAt += component.length + 1;
+      }
+    });
   }
 }
 
 function x12(text: string, spans: SegmentSpan[]): void {
-  X12_SEGMENT.lastIndex = 0;
-  for (let match = X12_SEGMENT.exec(text); match !== null; match = X12_SEGMENT.exec(text)) {
-    const segment = match[1] ?? "";
-    const base = match.index + match[0].length - segment.length;
-    const elements = segment.split("*");
-    const kinds = x12Fields(elements);
-    let at = base + (elements[0]?.length ?? 0) + 1;
-    for (let i = 1; i < elements.length; i++) {
-      const element = elements[i] ?? "";
+  for (const { fields, offsets } of segmentsOf(text, X12_SEGMENT, "*")) {
+    const kinds = x12Fields(fields);
+    fields.forEach((field, i) => {
       const kind = kinds[i];
-      if (kind !== undefined) push(spans, kind, at, element);
-      at += element.length + 1;
-    }
+      if (i > 0 && kind !== undefined) push(spans, kind, offsets[i] ?? 0, field);
+    });
   }
 }
 
