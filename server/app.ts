@@ -101,6 +101,10 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler)
     .use(context)
     .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
+    // A person who opens the server's address in a browser wants the console.
+    .get("/", function toConsole({ redirect }) {
+      return redirect("/admin", 302);
+    })
     .get("/openapi.json", () => openApiDocument())
     .use(adminConsole())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))

@@ -6,7 +6,7 @@
 process.env.NODE_ENV ??= "production";
 
 const { loadConfig } = await import("./config.ts");
-const { startServer } = await import("./start.ts");
+const { ListenError, startServer } = await import("./start.ts");
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
@@ -15,7 +15,11 @@ if (!loaded.ok) {
   process.exit(2);
 }
 
-const running = await startServer(loaded.config);
+const running = await startServer(loaded.config).catch((error: unknown) => {
+  if (!(error instanceof ListenError)) throw error;
+  console.error(`health: ${error.message}`);
+  process.exit(1);
+});
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {

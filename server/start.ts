@@ -20,6 +20,22 @@ import { MemoryRateLimitStore } from "./rate-limit-store.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "./upstream.ts";
 
+/** The port is taken (by another health server, most likely) or cannot be bound. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, cause: unknown) {
+    const inUse =
+      cause instanceof Error &&
+      /EADDRINUSE|in use/i.test(`${cause.message} ${(cause as { code?: string }).code ?? ""}`);
+    super(
+      inUse
+        ? `port ${port} on ${host} is already in use (another health server?). Stop it, or start this one with PORT=<another port>.`
+        : `cannot listen on ${host}:${port}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = "ListenError";
+  }
+}
+
 export interface StartOptions {
   /** Where start-up messages go (the generated system key among them). */
   log?: (message: string) => void;
@@ -110,12 +126,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     rateLimits.flush();
     authenticator.flush();
   };
-  const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
-  engine.start();
-
-  app.listen({ port: config.PORT, hostname: config.HOST });
+  // Listen before the engine claims any run: a server that cannot listen must not take work.
+  // Elysia asks Bun for SO_REUSEPORT by default, which lets a second server share the port and
+  // split the requests with the first; one port is one server here.
+  try {
+    app.listen({ port: config.PORT, hostname: config.HOST, reusePort: false });
+  } catch (error) {
+    await engine.stop();
+    await audit.close();
+    db.close();
+    throw new ListenError(config.HOST, config.PORT, error);
+  }
   const server = app.server;
   if (server === null) throw new Error("the server did not start");
+  const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
+  engine.start();
   const port = server.port ?? config.PORT;
   const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
@@ -132,6 +157,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     `Loops: ${loaded.loops.size === 0 ? "none" : [...loaded.loops.keys()].join(", ")} (from ${config.HEALTH_LOOPS_DIR})`,
   );
   log(`health listening on ${url}`);
+  log(`Console: ${url}/admin`);
 
   let stopped = false;
   return {

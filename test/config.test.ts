@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { SYSTEM_KEY, startTestServer, tempDir } from "./support/server.ts";
 import { join } from "node:path";
 import { loadConfig } from "../server/config.ts";
 
@@ -62,5 +63,40 @@ describe("configuration from the environment", () => {
       "health: invalid configuration\n  - PORT must be at most 65535\n  - HEALTH_UPSTREAM_RETRIES must be at most 5\n",
     );
     expect(await new Response(proc.stdout).text()).toBe("");
+  });
+
+  test("a second server on a port already in use refuses to start with one clear line; the first keeps serving", async () => {
+    await using first = await startTestServer();
+    using dir = tempDir("health-second-server-");
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "server", "main.ts")], {
+      env: {
+        ...process.env,
+        PORT: String(first.port),
+        HOST: "127.0.0.1",
+        HEALTH_DATABASE_URL: `file:${join(dir, "health.db")}`,
+        HEALTH_SYSTEM_KEY: SYSTEM_KEY,
+        HEALTH_LOOPS_DIR: join(dir, "loops"),
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      expect(await proc.exited).toBe(1);
+      expect(await new Response(proc.stderr).text()).toBe(
+        `health: port ${first.port} on 127.0.0.1 is already in use (another health server?). Stop it, or start this one with PORT=<another port>.\n`,
+      );
+    } finally {
+      // Before this fix the second server shared the port (SO_REUSEPORT) and never exited.
+      proc.kill();
+    }
+    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+  });
+
+  test("the start-up log names the console, and the server's root address leads to it", async () => {
+    await using server = await startTestServer();
+    expect(server.logs).toContain(`Console: ${server.url}/admin`);
+    const root = await fetch(`${server.url}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/admin");
   });
 });
