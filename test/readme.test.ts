@@ -3,8 +3,9 @@
  * (address, system key, token, organization) are filled in. A drifted example fails here.
  */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { loadLoops } from "../core/loop/registry.ts";
 import { openDatabase } from "../server/db.ts";
 import { createToken } from "../server/services/tokens.ts";
 import { startTestServer, tempDir } from "./support/server.ts";
@@ -64,4 +65,25 @@ test("the README's curl examples run as written", async () => {
   expect(output).toMatch(/\{"runId":"run_\w+","workflowInstanceId":"wfi_\w+"\}/);
   expect(output).toMatch(/"loopId":"loop_intake"/);
   expect(output).toMatch(/"status":"(queued|running|complete)"/);
+});
+
+test("the README's loop, copied into loops/ as it says, is formatted and loads from any folder", async () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const from = readme.indexOf("## Writing a loop");
+  const source = /```ts\n([\s\S]*?)```/.exec(readme.slice(from))?.[1] ?? "";
+  const file = /^\/\/ (loops\/[\w-]+\.ts)/.exec(source)?.[1];
+  expect(file).toBe("loops/triage.ts");
+  // `npm test` runs `biome check .`: a copy of the snippet must not make it fail.
+  const biome = Bun.spawn([join(ROOT, "node_modules/.bin/biome"), "format", "--stdin-file-path", file ?? "x.ts"], {
+    cwd: ROOT,
+    stdin: new TextEncoder().encode(source),
+    stdout: "pipe",
+  });
+  expect(await new Response(biome.stdout).text()).toBe(source);
+  // Loaded by the server's registry, from a folder of its own, as loop_triage.
+  using dir = tempDir();
+  writeFileSync(join(dir, "triage.ts"), source);
+  const loaded = await loadLoops(dir);
+  expect(loaded.errors).toEqual([]);
+  expect([...loaded.loops.keys()]).toEqual(["loop_triage"]);
 });

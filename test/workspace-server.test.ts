@@ -4,6 +4,7 @@
  * trigger runs it to completion.
  */
 import { expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, tempDir } from "./fixtures/cli/cli.ts";
 import { startTestServer } from "./support/server.ts";
@@ -38,4 +39,44 @@ test("a workspace scaffolded and built by the CLI runs on the server", async () 
   expect(run.status).toBe("complete");
   expect(run.output).toMatchObject({ status: "routed", queue: "scheduling" });
   expect(run.steps.length).toBeGreaterThan(0);
+}, 60_000);
+
+test("a loops folder outside the repository imports the SDK as health/loop and runs", async () => {
+  using root = tempDir("health-loops-anywhere-");
+  const loops = join(root, "loops");
+  mkdirSync(loops);
+  // A helper module imports the SDK too: the name must resolve for every file in the folder.
+  writeFileSync(
+    join(loops, "_shared.ts"),
+    'import { NonRetryableError } from "health/loop";\nexport const isSdkError = (e: unknown) => e instanceof NonRetryableError;\n',
+  );
+  writeFileSync(
+    join(loops, "echo.ts"),
+    [
+      'import { Workflow, type HealthEvent, type HealthStep } from "health/loop";',
+      'import { isSdkError } from "./_shared.ts";',
+      "export default class Echo extends Workflow<{ text: string }> {",
+      "  async run(event: HealthEvent<{ text: string }>, step: HealthStep) {",
+      '    const text = await step.do("echo", async () => event.body.text);',
+      "    return { text, sdk: isSdkError(new Error()) };",
+      "  }",
+      "}",
+      "",
+    ].join("\n"),
+  );
+  await using server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: loops });
+  const { client } = await signIn(server.url);
+  expect((await client.loops.list.query()).map((l) => l.id)).toEqual(["loop_echo"]);
+  const { token } = await client.tokens.create.mutate({ name: "anywhere", scopes: ["loop:run:loop_echo"] });
+  const base = `${server.url}/loop/${server.defaultOrg.id}/loop_echo`;
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const started = await fetch(base, { method: "POST", headers, body: JSON.stringify({ text: "hi" }) });
+  expect(started.status).toBe(202);
+  const { runId } = await started.json();
+  let run: { status: string; output: unknown } = { status: "", output: null };
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await Bun.sleep(20)) {
+    run = await (await fetch(`${base}/runs/${runId}`, { headers })).json();
+    if (["complete", "errored", "terminated"].includes(run.status)) break;
+  }
+  expect(run).toMatchObject({ status: "complete", output: { text: "hi", sdk: false } });
 }, 60_000);

@@ -3,6 +3,10 @@
  * top-level code hangs (a loop, an await that never settles) is caught with a timeout instead of
  * freezing the server while it starts.
  */
+import { resolveLoopSdk } from "./sdk-resolver.ts";
+
+resolveLoopSdk();
+
 interface ProbeScope {
   postMessage(message: ProbeReply): void;
   onmessage: ((event: MessageEvent<{ file: string }>) => void) | null;

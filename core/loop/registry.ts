@@ -12,8 +12,12 @@
 import { readdir } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
 import { loopEnvironment } from "./environment.ts";
+import { resolveLoopSdk } from "./sdk-resolver.ts";
 import type { Workflow } from "./index.ts";
 import type { ProbeReply } from "./probe.ts";
+
+// Loop modules anywhere import `health/loop` (see sdk-resolver.ts).
+resolveLoopSdk();
 
 export type WorkflowClass = new () => Workflow<unknown>;
 

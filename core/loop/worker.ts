@@ -9,6 +9,10 @@ import type { HealthEvent } from "./index.ts";
 import { encodeStoredJson } from "./json.ts";
 import { type FromWorker, type StoredError, type ToWorker, toStoredError } from "./protocol.ts";
 import { createStep, namedError, type StepDoneReport, type StepHost } from "./step.ts";
+import { resolveLoopSdk } from "./sdk-resolver.ts";
+
+// Loop modules anywhere import `health/loop` (see sdk-resolver.ts).
+resolveLoopSdk();
 
 interface WorkerScope {
   postMessage(message: FromWorker): void;
