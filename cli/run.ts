@@ -2,7 +2,7 @@
  * The run wrapper around citty. citty's own `runMain` prints thrown errors with their stack and
  * exits 1 for everything, and it accepts unknown options silently. This wrapper:
  *  - resolves the subcommand chain first, so an unknown command or option is a usage error
- *    (exit 2) with a "did you mean" suggestion and the command's usage;
+ *    (exit 2) with a "did you mean" suggestion and a pointer to the command's `--help`;
  *  - prints `--help` with the examples each command keeps in its description;
  *  - turns every error into one line (plus an optional hint) and the contract's exit code.
  */
@@ -129,12 +129,14 @@ async function findSubCommand(
   return undefined;
 }
 
-/** A usage error that knows which command's usage to print. */
+/** A usage error that knows which command it is about. */
 class UsageErrorAt extends UsageError {
   constructor(
     readonly at: Resolved,
     message: string,
     hint?: string,
+    /** Print the command's whole usage: when what is missing is a subcommand, the list is the answer. */
+    readonly showUsage = false,
   ) {
     super(message, hint);
   }
@@ -176,7 +178,7 @@ async function checkArguments(target: Resolved): Promise<void> {
     throw new UsageErrorAt(target, `Unexpected argument${extra !== undefined ? ` "${extra}"` : ""} for ${target.name}`);
   }
   if (hasSubs && target.cmd.run === undefined) {
-    throw new UsageErrorAt(target, `${target.name} needs a subcommand`);
+    throw new UsageErrorAt(target, `${target.name} needs a subcommand`, undefined, true);
   }
 }
 
@@ -228,11 +230,16 @@ function isCittyArgError(error: unknown): error is Error {
   return error instanceof Error && error.name === "CLIError";
 }
 
-async function printUsageError(message: string, hint: string | undefined, at: Resolved): Promise<void> {
+/**
+ * The error, its hint, and one line pointing at `--help`: the whole usage (40 lines for some
+ * commands) would scroll the error itself away.
+ */
+async function printUsageError(message: string, hint: string | undefined, at: Resolved, usage = false): Promise<void> {
   const s = styles(colorEnabled(process.stderr));
   log.error(colorEnabled(process.stderr) ? message : Bun.stripANSI(message));
   if (hint !== undefined) process.stderr.write(`  ${s.dim(hint)}\n`);
-  process.stderr.write(`\n${await renderHelp(at, process.stderr)}\n`);
+  if (usage) process.stderr.write(`\n${await renderHelp(at, process.stderr)}\n`);
+  else process.stderr.write(`  ${s.dim(`Run \`${at.name} --help\` for its usage and examples.`)}\n`);
 }
 
 function printFailure(error: CliError): void {
@@ -260,7 +267,7 @@ export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<ExitC
   } catch (error) {
     if (error instanceof ExitSignal) return error.exitCode;
     if (error instanceof UsageErrorAt) {
-      await printUsageError(error.message, error.hint, error.at);
+      await printUsageError(error.message, error.hint, error.at, error.showUsage);
       return ExitCode.usage;
     }
     if (error instanceof UsageError) {

@@ -1,6 +1,7 @@
 /** The CLI's surface: help, version, usage errors with suggestions, colour, offline tools. */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import pkg from "../package.json" with { type: "json" };
+import { relativeTime, whenTime } from "../cli/lib/output.ts";
 import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
@@ -66,7 +67,9 @@ describe("health: help, version and usage errors", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('Unknown command "logn"');
     expect(result.stderr).toContain("Did you mean `health login`?");
-    expect(result.stderr).toContain("USAGE");
+    // One line pointing at --help, not the whole usage, which would scroll the error away.
+    expect(result.stderr).toContain("Run `health --help` for its usage and examples.");
+    expect(result.stderr).not.toContain("USAGE");
 
     const nested = await cli(["tokens", "lst"], { cwd: dir, home: dir });
     expect(nested.code).toBe(2);
@@ -79,24 +82,27 @@ describe("health: help, version and usage errors", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Unknown option --promt");
     expect(result.stderr).toContain("Did you mean --prompt?");
-    expect(result.stderr).toContain("USAGE health code");
+    expect(result.stderr).toContain("Run `health code --help` for its usage and examples.");
+    expect(result.stderr.trim().split("\n")).toHaveLength(3);
   });
 
-  test("missing and invalid arguments print the usage (exit 2)", async () => {
+  test("missing and invalid arguments say what is wrong and where the usage is (exit 2)", async () => {
     using dir = tempDir("health-cli-");
     const cases = [
-      { args: ["init", "intake"], says: "--channel" },
-      { args: ["init", "intake", "--channel", "pigeon"], says: "pigeon" },
-      { args: ["tokens"], says: "needs a subcommand" },
-      { args: ["code", "--prompt"], says: "--prompt needs a value" },
-      { args: ["verify", "extra"], says: 'Unexpected argument "extra"' },
-      { args: [], says: "needs a subcommand" },
+      { args: ["init", "intake"], says: "--channel", usage: false },
+      { args: ["init", "intake", "--channel", "pigeon"], says: "pigeon", usage: false },
+      { args: ["tokens"], says: "needs a subcommand", usage: true },
+      { args: ["code", "--prompt"], says: "--prompt needs a value", usage: false },
+      { args: ["verify", "extra"], says: 'Unexpected argument "extra"', usage: false },
+      { args: [], says: "needs a subcommand", usage: true },
     ];
-    for (const { args, says } of cases) {
+    for (const { args, says, usage } of cases) {
       const result = await cli(args, { cwd: dir, home: dir });
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr).toContain(says);
-      expect(result.stderr).toContain("USAGE");
+      // A missing subcommand shows the list of subcommands; anything else points at --help.
+      expect({ args, usage: result.stderr.includes("USAGE") }).toEqual({ args, usage });
+      expect({ args, pointer: result.stderr.includes("--help` for its usage") }).toEqual({ args, pointer: !usage });
       expect(result.stderr).not.toContain("    at ");
     }
   });
@@ -126,5 +132,23 @@ describe("health tools list", () => {
     );
     const table = await cli(["tools", "list"], { cwd: dir, home: dir });
     expect(table.stdout.split("\n")[0]).toMatch(/^TOOL\s+KIND\s+FROM\s+WHAT IT DOES$/);
+  });
+});
+
+describe("times as people read them", () => {
+  const now = Date.parse("2026-11-21T23:40:00Z");
+  test.each([
+    ["2026-11-21T23:40:02Z", "just now"],
+    ["2026-11-21T23:40:58Z", "in 58 s"],
+    ["2026-11-21T23:37:00Z", "3 min ago"],
+    ["2026-11-21T21:40:00Z", "2 h ago"],
+    ["2026-11-25T23:40:00Z", "in 4 days"],
+  ])("%p is %p", (iso, expected) => {
+    expect(relativeTime(iso, now)).toBe(expected);
+  });
+
+  test("detail views keep the absolute time beside the relative one", () => {
+    expect(whenTime("2026-11-21T23:41:00Z", now)).toBe("in 1 min, 2026-11-21 23:41Z");
+    expect(whenTime(null, now)).toBe("never");
   });
 });

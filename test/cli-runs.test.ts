@@ -152,7 +152,7 @@ describe("health trigger", () => {
     ]);
     expect(data.code).toBe(2);
     expect(data.stderr).toContain("--data is not valid JSON: ");
-    expect(data.stderr).toContain("USAGE");
+    expect(data.stderr).toContain("Run `health trigger --help` for its usage and examples.");
     expect(stdin.code).toBe(2);
     expect(stdin.stderr).toContain("standard input is not valid JSON");
     expect(both.code).toBe(2);
@@ -266,7 +266,7 @@ describe("health runs", () => {
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ID\s+LOOP\s+STATUS\s+STARTED\s+DURATION\s+TAG$/);
     expect(lines.find((line) => line.startsWith(started.runId))).toMatch(
-      /loop_echo\s+complete\s+\d{4}-\d\d-\d\d \d\d:\d\dZ\s+[\d.]+m?s\s+token:echo-ci$/,
+      /loop_echo\s+complete\s+(?:just now|\d+ s ago)\s+[\d.]+m?s\s+token:echo-ci$/,
     );
   });
 
@@ -350,5 +350,51 @@ describe("help", () => {
     expect(results[0]?.stdout).toContain("health runs list");
     expect(results[4]?.stdout).toContain("HEALTH_TOKEN");
     expect(results[4]?.stdout).toContain("--org, else HEALTH_ORG, else the organization of your admin session");
+  });
+});
+
+describe("health trigger --wait when the server goes away", () => {
+  test("says the run goes on on the server and how to check it later (exit 1)", async () => {
+    const own = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: FIXTURES });
+    using dir = tempDir("health-cli-wait-");
+    try {
+      const login = await cli(["login", "--server", own.url, "--email", ADMIN.email, "--password-stdin"], {
+        cwd: dir,
+        home: dir,
+        stdin: ADMIN.password,
+      });
+      expect(login.code).toBe(0);
+      const created = await cli(["tokens", "create", "--name", "wait", "--scope", "loop:run", "--json"], {
+        cwd: dir,
+        home: dir,
+      });
+      const token = json<{ token: string }>(created).token;
+      const body = JSON.stringify({ logFile: join(dir, "sleeper.log"), sleepMs: 60_000 });
+      const waiting = cli(["trigger", "loop_sleeper", "--data", body, "--wait"], {
+        cwd: dir,
+        home: dir,
+        env: { HEALTH_TOKEN: token },
+      });
+      // Wait for the run to be asleep on the server, then take the server away.
+      const deadline = Date.now() + 10_000;
+      let runId: string | undefined;
+      while (runId === undefined && Date.now() < deadline) {
+        const listed = await cli(["runs", "list", "--loop", "loop_sleeper", "--json"], { cwd: dir, home: dir });
+        const found = json<{ runs: Array<{ id: string; status: string }> }>(listed).runs.find(
+          (run) => run.status === "sleeping",
+        );
+        runId = found?.id;
+        if (runId === undefined) await Bun.sleep(50);
+      }
+      expect(runId).toBeDefined();
+      await own.stop();
+      const result = await waiting;
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`Lost the server while waiting`);
+      expect(result.stderr).toContain(`run ${runId} goes on there`);
+      expect(result.stderr).toContain(`health runs get ${runId}`);
+    } finally {
+      await own[Symbol.asyncDispose]();
+    }
   });
 });

@@ -11,12 +11,13 @@ export default defineCommand({
     name: "setup",
     description: `Create the first admin of a fresh server, and sign in as that admin.
 
-It takes the one-time setup code the server prints at its first start. The server prints the code at its first start when no admin exists. The password (at least 12
-characters) is read from standard input with --password-stdin, or asked for in a terminal.
+It takes the one-time setup code a server prints at its first start while it has no admin
+(24 letters and digits). The password (at least 12 characters) is read from standard input with
+--password-stdin, or asked for in a terminal.
 
 Examples:
-  printf '%s' "$PASSWORD" | health setup --code 7Q2F-9KX4 --email admin@example.com --password-stdin
-  health setup --server https://health.example.com --code 7Q2F-9KX4 --email admin@example.com`,
+  printf '%s' "$PASSWORD" | health setup --code Xk3tQ9mV2pL7sR4wN8cY1bZq --email admin@example.com --password-stdin
+  health setup --server https://health.example.com --code Xk3tQ9mV2pL7sR4wN8cY1bZq --email admin@example.com`,
   },
   args: {
     server: { type: "string", description: "Server URL", valueHint: "url" },

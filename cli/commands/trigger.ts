@@ -190,6 +190,8 @@ function progressLine(runId: string) {
 }
 
 const MAX_TRANSIENT_FAILURES = 5;
+/** A server that does not answer at all is given a few seconds, not the full retry budget. */
+const MAX_UNREACHABLE_FAILURES = 3;
 
 /** Polls GET /loop/{org}/{loop}/runs/{runId} until the run is complete, errored or terminated. */
 async function waitForRun(target: LoopTarget, runId: string, timeoutMs: number | undefined): Promise<RunView> {
@@ -212,9 +214,16 @@ async function waitForRun(target: LoopTarget, runId: string, timeoutMs: number |
         pause = delay;
         delay = Math.min(Math.round(delay * 1.5), 2_000);
       } catch (error) {
-        if (!(error instanceof TransientError) || ++failures > MAX_TRANSIENT_FAILURES) throw error;
+        if (!(error instanceof TransientError)) throw error;
+        failures++;
+        if (failures > (error.unreachable ? MAX_UNREACHABLE_FAILURES : MAX_TRANSIENT_FAILURES)) {
+          // The run was accepted (durably, before the 202): it goes on without us.
+          throw new CliError(`Lost the server while waiting (${error.message}); run ${runId} goes on there`, {
+            hint: `Check on it later with health runs get ${runId}`,
+          });
+        }
         progress.update(`retrying (${error.message})`);
-        pause = error.retryAfterMs ?? Math.min(500 * 2 ** failures, 5_000);
+        pause = error.retryAfterMs ?? Math.min(500 * 2 ** (failures - 1), 5_000);
       }
       const left = deadline - Date.now();
       if (left <= 0) {

@@ -5,7 +5,7 @@ import { CliError } from "../errors.ts";
 import { callServer, fetchAccount, sessionExpired, sessionFailure, trpcClient } from "../lib/api.ts";
 import { isExpired } from "../lib/auth.ts";
 import { readCredentials } from "../lib/home.ts";
-import { out, print, printJson, shortTime } from "../lib/output.ts";
+import { out, print, printJson, whenTime } from "../lib/output.ts";
 import { credentialsFor, notLoggedIn, resolveServer } from "../lib/server.ts";
 
 interface SessionIdentity {
@@ -61,7 +61,7 @@ function printIdentity(server: string, identity: SessionIdentity | null, account
     print(
       `${s.bold("Admin")}    ${identity.email} (${identity.role} of ${identity.org.name}, org ${identity.org.slug})`,
     );
-    print(`         session expires ${shortTime(identity.expiresAt)}`);
+    print(`         session expires ${whenTime(identity.expiresAt)}`);
   }
   if (account !== null) {
     print(`${s.bold("Token")}    "${account.token_name}" of ${account.company || "no company"}`);

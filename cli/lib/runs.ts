@@ -6,7 +6,7 @@
 import * as v from "valibot";
 import { CliError, UsageError } from "../errors.ts";
 import { sessionExpired, type TrpcFailure } from "./api.ts";
-import { out, print, type Styles, shortTime, table } from "./output.ts";
+import { out, print, relativeTime, type Styles, table, whenTime } from "./output.ts";
 
 export const RUN_STATUSES = ["queued", "running", "sleeping", "complete", "errored", "terminated"] as const;
 export type RunStatusName = (typeof RUN_STATUSES)[number];
@@ -160,8 +160,8 @@ export function labelledJson(
 
 function stepTiming(step: RunStepView): string {
   if (step.kind === "sleep" && step.status === "sleeping" && step.wakeAt !== null)
-    return `until ${shortTime(step.wakeAt)}`;
-  const started = shortTime(step.startedAt);
+    return `until ${whenTime(step.wakeAt)}`;
+  const started = relativeTime(step.startedAt);
   if (step.finishedAt === null) return `${started}, running`;
   return `${started} (${formatDuration(Date.parse(step.finishedAt) - Date.parse(step.startedAt))})`;
 }
@@ -182,13 +182,13 @@ export function printRun(run: RunView): void {
   print(`${label("Loop")}${run.loopId}`);
   print(`${label("Status")}${styleStatus(s, run.status)}`);
   if (run.trigger !== undefined) print(`${label("Trigger")}${tagOf(run)}`);
-  print(`${label("Created")}${shortTime(run.createdAt)}`);
-  if (run.startedAt) print(`${label("Started")}${shortTime(run.startedAt)}`);
-  if (run.finishedAt) print(`${label("Finished")}${shortTime(run.finishedAt)}`);
+  print(`${label("Created")}${whenTime(run.createdAt)}`);
+  if (run.startedAt) print(`${label("Started")}${whenTime(run.startedAt)}`);
+  if (run.finishedAt) print(`${label("Finished")}${whenTime(run.finishedAt)}`);
   print(
     `${label("Duration")}${runDuration({ ...run, startedAt: run.startedAt ?? null, finishedAt: run.finishedAt ?? null })}`,
   );
-  if (run.status === "sleeping" && run.wakeAt) print(`${label("Wakes")}${shortTime(run.wakeAt)}`);
+  if (run.status === "sleeping" && run.wakeAt) print(`${label("Wakes")}${whenTime(run.wakeAt)}`);
   print(
     run.input === undefined
       ? `${label("Input")}none (triggered without a body)`

@@ -14,12 +14,15 @@ import { CLI_VERSION } from "./version.ts";
 
 /** A failure worth retrying while waiting for a run: no answer, 429 or 5xx. */
 export class TransientError extends CliError {
-  constructor(message: string, options: { hint?: string; retryAfterMs?: number } = {}) {
+  constructor(message: string, options: { hint?: string; retryAfterMs?: number; unreachable?: boolean } = {}) {
     super(message, { hint: options.hint });
     this.name = "TransientError";
     this.retryAfterMs = options.retryAfterMs;
+    this.unreachable = options.unreachable ?? false;
   }
   readonly retryAfterMs: number | undefined;
+  /** No answer at all (refused, reset, timed out), as opposed to an answer saying "later". */
+  readonly unreachable: boolean;
 }
 
 export type TokenSource = "--token" | "HEALTH_TOKEN" | "stored token";
@@ -124,7 +127,7 @@ async function send(target: LoopTarget, url: string, init: RequestInit): Promise
     return await timedFetch()(url, { ...init, headers });
   } catch (error) {
     const failure = unreachable(target.server, error);
-    throw new TransientError(failure.message, { hint: failure.hint });
+    throw new TransientError(failure.message, { hint: failure.hint, unreachable: true });
   }
 }
 

@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { out, print, printJson, shortTime, table } from "../../lib/output.ts";
+import { out, print, printJson, relativeTime, table } from "../../lib/output.ts";
 import {
   LOOP_ID_PATTERN,
   RUN_STATUSES,
@@ -68,7 +68,7 @@ Examples:
           run.id,
           run.loopId,
           styleStatus(s, run.status),
-          shortTime(run.startedAt ?? run.createdAt),
+          relativeTime(run.startedAt ?? run.createdAt),
           runDuration(run, now),
           tagOf(run),
         ]),

@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { out, print, printJson, shortTime, table } from "../../lib/output.ts";
+import { out, print, printJson, relativeTime, table } from "../../lib/output.ts";
 import { tokenFailure } from "../../lib/tokens.ts";
 
 export default defineCommand({
@@ -38,9 +38,9 @@ Examples:
       t.name,
       `${t.prefix}…${t.lastFour}`,
       t.scopes.join(","),
-      shortTime(t.createdAt),
-      shortTime(t.lastUsedAt),
-      t.revokedAt === null ? "active" : `revoked ${shortTime(t.revokedAt)}`,
+      relativeTime(t.createdAt),
+      relativeTime(t.lastUsedAt),
+      t.revokedAt === null ? "active" : `revoked ${relativeTime(t.revokedAt)}`,
     ]);
     print(
       table(["ID", "NAME", "TOKEN", "SCOPES", "CREATED", "LAST USED", "STATUS"], rows, {
