@@ -12,6 +12,7 @@ type Outputs = inferRouterOutputs<AppRouter>;
 export type Me = Outputs["auth"]["me"];
 export type Token = Outputs["tokens"]["list"][number];
 export type Loop = Outputs["loops"]["list"][number];
+export type LoopModuleProblem = Outputs["loops"]["skipped"][number];
 export type RunSummary = Outputs["runs"]["list"]["runs"][number];
 export type Run = Outputs["runs"]["get"];
 export type RunStep = Run["steps"][number];

@@ -5,8 +5,9 @@ const FINISHED: ReadonlySet<RunStatus> = new Set(["complete", "errored", "termin
 
 export const isFinished = (status: RunStatus): boolean => FINISHED.has(status);
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "long" });
 
+/** The absolute time with its time zone ("Nov 24, 2026, 1:52:03 AM UTC"), shown on hover. */
 export function formatTime(iso: string | null): string {
   return iso === null ? "—" : dateTime.format(new Date(iso));
 }

@@ -4,15 +4,27 @@
  */
 import type { TargetedSubmitEvent } from "preact";
 import { useState } from "preact/hooks";
-import { api, errorMessage, type Loop } from "./api.ts";
+import { api, errorMessage, type Loop, type LoopModuleProblem } from "./api.ts";
 import { curlCommand } from "./format.ts";
 import { checkJsonBody } from "./json-body.ts";
 import { Link, navigate, paths } from "./router.tsx";
 import { RunTable } from "./runs.tsx";
-import { closeDialogOf, CopyButton, Failure, Loading, Modal, PageTitle, useResource } from "./ui.tsx";
+import {
+  CopyButton,
+  closeDialogOf,
+  Failure,
+  Loading,
+  Modal,
+  PageTitle,
+  StatusBadge,
+  Time,
+  useResource,
+} from "./ui.tsx";
 
 export function LoopsPage() {
   const loops = useResource(() => api.loops.list.query(), "loops");
+  const skipped = useResource(() => api.loops.skipped.query(), "skipped");
+  const skippedCount = skipped.state === "ready" ? skipped.value.length : 0;
   return (
     <>
       <PageTitle title="Loops">Loops</PageTitle>
@@ -23,7 +35,11 @@ export function LoopsPage() {
       {loops.state === "loading" && <Loading what="loops" />}
       {loops.state === "failed" && <Failure message={loops.message} retry={loops.reload} />}
       {loops.state === "ready" && loops.value.length === 0 && (
-        <p class="muted">No loops yet. Add a module that exports a Workflow class to the loops folder and restart.</p>
+        <p class="muted">
+          {skippedCount > 0
+            ? "No loop loaded: every module of the loops folder was skipped (below)."
+            : "No loops yet. Add a module that exports a Workflow class to the loops folder and restart."}
+        </p>
       )}
       {loops.state === "ready" && loops.value.length > 0 && (
         <ul class="cards" aria-label="Loops">
@@ -34,11 +50,53 @@ export function LoopsPage() {
               </h2>
               <p class="mono muted">{loop.id}</p>
               <p class="mono trigger-url">POST {loop.triggerUrl}</p>
+              <LastDay stats={loop.lastDay} />
             </li>
           ))}
         </ul>
       )}
+      {skipped.state === "ready" && skippedCount > 0 && <SkippedModules modules={skipped.value} />}
     </>
+  );
+}
+
+/** The last run and the last 24 hours of a loop, on its card. */
+function LastDay({ stats }: { stats: Loop["lastDay"] }) {
+  const { lastRun, runs, complete, errored } = stats;
+  return (
+    <div class="loop-stats">
+      <p data-stats="last-run">
+        {lastRun === null ? (
+          <span class="muted">Never run</span>
+        ) : (
+          <>
+            Last run <StatusBadge status={lastRun.status} /> <Time iso={lastRun.createdAt} />
+          </>
+        )}
+      </p>
+      <p data-stats="last-day" class="muted">
+        Last 24 h: {runs === 1 ? "1 run" : `${runs} runs`}
+        {runs > 0 && `, ${complete} complete, ${errored} errored`}
+      </p>
+    </div>
+  );
+}
+
+/** Modules the server could not load at start, each with the place to fix it. */
+function SkippedModules({ modules }: { modules: LoopModuleProblem[] }) {
+  return (
+    <section class="card skipped" aria-labelledby="skipped-title">
+      <h2 id="skipped-title">{modules.length === 1 ? "1 module skipped" : `${modules.length} modules skipped`}</h2>
+      <p class="hint">Fix these files and restart the server; the other loops run meanwhile.</p>
+      <ul class="skipped-list" aria-label="Skipped modules">
+        {modules.map((module) => (
+          <li key={module.file}>
+            <p class="mono">{module.location ?? module.file}</p>
+            <p class="field-error">{module.message}</p>
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

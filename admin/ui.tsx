@@ -2,6 +2,7 @@
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, type RunStatus, type RunStep } from "./api.ts";
+import { relativeTime } from "../core/relative-time.ts";
 import { formatTime, prettyJson } from "./format.ts";
 
 export type Resource<T> = { state: "loading" } | { state: "ready"; value: T } | { state: "failed"; message: string };
@@ -188,8 +189,40 @@ export function StatusBadge({ status }: { status: RunStatus | RunStep["status"] 
   return <span class={`badge status-${status}`}>{status}</span>;
 }
 
+/** One clock for every relative time on the page: they move on together, every 10 s. */
+const clock = {
+  listeners: new Set<(now: number) => void>(),
+  timer: undefined as ReturnType<typeof setInterval> | undefined,
+};
+
+function useNow(): number {
+  const [now, setNow] = useState(Date.now);
+  useEffect(() => {
+    clock.listeners.add(setNow);
+    clock.timer ??= setInterval(() => {
+      const at = Date.now();
+      for (const listener of clock.listeners) listener(at);
+    }, 10_000);
+    return () => {
+      clock.listeners.delete(setNow);
+      if (clock.listeners.size === 0) {
+        clearInterval(clock.timer);
+        clock.timer = undefined;
+      }
+    };
+  }, []);
+  return now;
+}
+
+/** "3 min ago", with the absolute time and its zone on hover (and to screen readers via `title`). */
 export function Time({ iso }: { iso: string | null }) {
-  return iso === null ? <span class="muted">—</span> : <time dateTime={iso}>{formatTime(iso)}</time>;
+  const now = useNow();
+  if (iso === null) return <span class="muted">—</span>;
+  return (
+    <time dateTime={iso} title={formatTime(iso)}>
+      {relativeTime(iso, now)}
+    </time>
+  );
 }
 
 /** `name` marks the block for tests and styles; the section's heading says what it is. */

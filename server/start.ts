@@ -98,8 +98,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const audit = new AuditLog(dbPath === ":memory:" ? inlineSink(db.sqlite) : workerSink(dbPath));
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
-  for (const problem of loaded.errors) log(`Loop module ${problem.file} skipped: ${problem.message}`);
-  const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops);
+  for (const problem of loaded.errors) {
+    log(`Loop module ${problem.file} skipped: ${problem.message}${problem.location ? ` at ${problem.location}` : ""}`);
+  }
+  const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
   const engine = createEngine({
     sqlite: db.sqlite,
     loops: catalog.all,

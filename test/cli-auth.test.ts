@@ -317,7 +317,27 @@ describe("health loops list", () => {
     expect(Object.keys(intake ?? {}).sort()).toEqual(["id", "name", "orgId", "triggerUrl"]);
     expect(intake?.triggerUrl).toBe(`${server.url}/loop/${server.defaultOrg.id}/loop_intake`);
     const table = await cli(["loops", "list"], { cwd: dir, home: dir });
-    expect(table.stdout).toMatch(/^ID\s+NAME\s+TRIGGER URL\n/);
-    expect(table.stdout).toContain("loop_intake");
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+LAST 24 H\s+TRIGGER URL\n/);
+    expect(table.stdout).toMatch(/loop_intake\s+IntakeLoop\s+no runs\s+http/);
+    expect(table.stderr).toBe("");
+  });
+
+  test("names the modules the server skipped, with the line to fix, on stderr", async () => {
+    using loops = tempDir("health-cli-skipped-");
+    writeFileSync(
+      join(loops, "typo.ts"),
+      'import { Workflow } from "health/loop";\nexport class T extends Workflow {\n  run( {}\n}\n',
+    );
+    await using server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: `${loops}` });
+    using dir = tempDir("health-cli-loops-");
+    expect((await loginAdmin(server.url, dir)).code).toBe(0);
+    const result = await cli(["loops", "list"], { cwd: dir, home: dir });
+    expect(result).toMatchObject({ code: 0, stdout: "No loops in this organization yet.\n" });
+    // Two syntax errors: Bun reports them together; the first is where to look.
+    const typo = join(`${loops}`, "typo.ts");
+    expect(result.stderr).toBe(
+      `Skipped ${typo}:4:1: the module failed to load: Expected ")" but found "}" ` +
+        `(1 more: ${typo}:4:2: Expected "}" but found end of file)\n`,
+    );
   });
 });

@@ -1,7 +1,8 @@
 /** The CLI's surface: help, version, usage errors with suggestions, colour, offline tools. */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import pkg from "../package.json" with { type: "json" };
-import { relativeTime, whenTime } from "../cli/lib/output.ts";
+import { whenTime } from "../cli/lib/output.ts";
+import { relativeTime } from "../core/relative-time.ts";
 import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.

@@ -4,23 +4,32 @@
  * run in file order, like a person would. Screenshots land in test/artifacts/console/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { ADMIN_CSP } from "../server/admin.ts";
 import { hasChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import { startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { ADMIN, adminEnv, signIn } from "./support/trpc.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "loops");
 
 let server: TestServer;
+// The test loops, in a folder of their own with one module that does not compile.
+const loopsDir = tempDir("health-console-loops-");
 
 beforeAll(async () => {
-  server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: FIXTURES });
+  cpSync(FIXTURES, `${loopsDir}`, { recursive: true });
+  writeFileSync(
+    join(`${loopsDir}`, "typo.ts"),
+    'import { Workflow } from "health/loop";\nexport default class Typo extends Workflow {\n  async run() { return 1 +; }\n}\n',
+  );
+  server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: `${loopsDir}` });
 });
 
 afterAll(async () => {
   await server[Symbol.asyncDispose]();
+  loopsDir[Symbol.dispose]();
 });
 
 function trigger(token: string, loopId: string, body?: unknown): Promise<Response> {
@@ -342,6 +351,27 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
 
     await byUser.getByRole("link", { name: uiRunId }).click();
     await page.getByRole("heading", { name: `Run ${uiRunId}`, level: 1 }).waitFor();
+  });
+
+  test("each loop card shows its last run and its last 24 hours; skipped modules say where to fix them", async () => {
+    const { page } = browser;
+    await mainNav(page).getByRole("link", { name: "Loops" }).click();
+    const card = (name: string) => page.locator("li.loop-card", { has: page.getByRole("link", { name }) });
+    const stats = (name: string, which: "last-run" | "last-day") =>
+      card(name).locator(`[data-stats="${which}"]`).textContent();
+    await card("EchoLoop").waitFor();
+    expect(await stats("EchoLoop", "last-run")).toMatch(/^Last run complete (just now|\d+ s ago)$/);
+    expect(await stats("EchoLoop", "last-day")).toBe("Last 24 h: 2 runs, 2 complete, 0 errored");
+    expect(await card("EchoLoop").locator("time").getAttribute("title")).toMatch(/\d{4}.*\d:\d\d:\d\d/);
+    expect(await stats("SleeperLoop", "last-run")).toBe("Never run");
+    expect(await stats("SleeperLoop", "last-day")).toBe("Last 24 h: 0 runs");
+    const skipped = page.getByRole("list", { name: "Skipped modules" });
+    expect(await page.getByRole("heading", { name: "1 module skipped" }).count()).toBe(1);
+    expect(await skipped.locator("li > p").allTextContents()).toEqual([
+      `${join(`${loopsDir}`, "typo.ts")}:3:27`,
+      "the module failed to load: Unexpected ;",
+    ]);
+    await browser.screenshot("13b-loops-stats-skipped");
   });
 
   test("works at phone width without sideways scrolling", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Workflow } from "health/loop";
+import { describeLoadError, formatLocation } from "../core/loop/load-error.ts";
 import { isLoopModuleFile, loadLoops } from "../core/loop/registry.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -40,7 +41,8 @@ describe("loadLoops", () => {
       },
       {
         file: join(REGISTRY_FIXTURES, "broken.ts"),
-        message: "the module failed to load: Error: this module fails while loading",
+        message: "the module failed to load: this module fails while loading",
+        location: `${join(REGISTRY_FIXTURES, "broken.ts")}:3:11`,
       },
       {
         file: join(REGISTRY_FIXTURES, "none.ts"),
@@ -91,5 +93,24 @@ describe("loadLoops", () => {
       names: ["IntakeLoop", "ReminderLoop"],
       errors: [],
     });
+  });
+});
+
+describe("describeLoadError", () => {
+  test("points at the first of several build errors and keeps the others in the message", () => {
+    const at = (line: number, column: number) => ({ file: "/l/a.ts", line, column, lineText: "", length: 1 });
+    const first = Object.assign(new Error("Unexpected ;"), { position: at(3, 27) });
+    const second = Object.assign(new Error('Expected ")"'), { position: at(9, 4) });
+    expect(describeLoadError(new AggregateError([first, second], "2 errors building"), "/l/a.ts")).toEqual({
+      file: "/l/a.ts",
+      line: 3,
+      column: 27,
+      message: 'Unexpected ; (1 more: /l/a.ts:9:4: Expected ")")',
+    });
+  });
+
+  test("a value that is not an error is still described", () => {
+    expect(describeLoadError("nope", "/l/b.ts")).toEqual({ file: "/l/b.ts", message: "nope" });
+    expect(formatLocation({ file: "/l/b.ts" })).toBe("/l/b.ts");
   });
 });

@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { problemSchema } from "../schema/wire.ts";
 import { createToken } from "../server/services/tokens.ts";
 import { openDatabase } from "../server/db.ts";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import { startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { adminEnv, signIn } from "./support/trpc.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "loops");
@@ -206,6 +207,7 @@ describe("loops and runs over tRPC", () => {
       name: "EchoLoop",
       orgId: server.defaultOrg.id,
       triggerUrl: `${server.url}/loop/${server.defaultOrg.id}/loop_echo`,
+      lastDay: { runs: 0, complete: 0, errored: 0, lastRun: null },
     });
     const started = await client.runs.start.mutate({ loopId: "loop_echo", body: { from: "console" } });
     const deadline = Date.now() + 10_000;
@@ -221,5 +223,46 @@ describe("loops and runs over tRPC", () => {
     });
     const page = await client.runs.list.query({ loopId: "loop_echo" });
     expect(page.runs.map((r) => r.id)).toContain(started.runId);
+    const echo = (await client.loops.list.query()).find((l) => l.id === "loop_echo");
+    expect(echo?.lastDay).toEqual({
+      runs: 1,
+      complete: 1,
+      errored: 0,
+      lastRun: { status: "complete", createdAt: run.createdAt },
+    });
+  });
+
+  test("lists the modules of the loops folder that were skipped, with the line to fix", async () => {
+    using dir = tempDir("health-skipped-");
+    writeFileSync(
+      join(dir, "ok.ts"),
+      `import { Workflow } from "health/loop";\nexport default class Ok extends Workflow { async run() { return 1; } }\n`,
+    );
+    writeFileSync(
+      join(dir, "typo.ts"),
+      `import { Workflow } from "health/loop";\nexport default class T extends Workflow {\n  async run() { return 1 +; }\n}\n`,
+    );
+    writeFileSync(
+      join(dir, "lost.ts"),
+      `import { Workflow } from "health/loop";\nimport { x } from "./_gone.ts";\nexport default class L extends Workflow { async run() { return x; } }\n`,
+    );
+    await using server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: `${dir}` });
+    const { client } = await signIn(server.url);
+    expect((await client.loops.list.query()).map((l) => l.id)).toEqual(["loop_ok"]);
+    expect(await client.loops.skipped.query()).toEqual([
+      {
+        file: join(dir, "lost.ts"),
+        location: `${join(dir, "lost.ts")}:2:19`,
+        message: 'the module failed to load: cannot find module "./_gone.ts"',
+      },
+      {
+        file: join(dir, "typo.ts"),
+        location: `${join(dir, "typo.ts")}:3:27`,
+        message: "the module failed to load: Unexpected ;",
+      },
+    ]);
+    expect(server.logs).toContain(
+      `Loop module ${join(dir, "typo.ts")} skipped: the module failed to load: Unexpected ; at ${join(dir, "typo.ts")}:3:27`,
+    );
   });
 });

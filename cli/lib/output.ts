@@ -3,6 +3,7 @@
  * `NO_COLOR` (any non-empty value, https://no-color.org) wins, then `FORCE_COLOR`, then
  * `TERM=dumb`, then whether the stream is a terminal.
  */
+import { relativeTime } from "../../core/relative-time.ts";
 
 interface Stream {
   isTTY?: boolean;
@@ -99,25 +100,6 @@ export function shortTime(iso: string | null | undefined): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return `${date.toISOString().slice(0, 16).replace("T", " ")}Z`;
-}
-
-/** "in 58 s", "3 min ago", "2 h ago", "in 4 days", "just now": how far a time is from now. */
-export function relativeTime(iso: string | null | undefined, now = Date.now()): string {
-  if (iso === null || iso === undefined) return "never";
-  const at = new Date(iso).getTime();
-  if (Number.isNaN(at)) return iso;
-  const seconds = Math.round((at - now) / 1_000);
-  const size = Math.abs(seconds);
-  if (size < 5) return "just now";
-  const span =
-    size < 60
-      ? `${size} s`
-      : size < 3_600
-        ? `${Math.round(size / 60)} min`
-        : size < 48 * 3_600
-          ? `${Math.round(size / 3_600)} h`
-          : `${Math.round(size / 86_400)} days`;
-  return seconds > 0 ? `in ${span}` : `${span} ago`;
 }
 
 /** A time for a detail view: relative, with the absolute one beside it ("in 58 s, 2026-11-21 23:41Z"). */

@@ -6,7 +6,8 @@
 import * as v from "valibot";
 import { CliError, UsageError } from "../errors.ts";
 import { sessionExpired, type TrpcFailure } from "./api.ts";
-import { out, print, relativeTime, type Styles, table, whenTime } from "./output.ts";
+import { relativeTime } from "../../core/relative-time.ts";
+import { out, print, type Styles, table, whenTime } from "./output.ts";
 
 export const RUN_STATUSES = ["queued", "running", "sleeping", "complete", "errored", "terminated"] as const;
 export type RunStatusName = (typeof RUN_STATUSES)[number];

@@ -126,6 +126,13 @@ export interface RunSummary {
   wakeAt: string | null;
 }
 
+export interface LoopStats {
+  runs: number;
+  complete: number;
+  errored: number;
+  lastRun: { status: RunStatus; createdAt: string } | null;
+}
+
 export interface RunRecord extends RunSummary {
   steps: RunStepRecord[];
 }
@@ -164,6 +171,8 @@ export interface Engine {
   stop(): Promise<void>;
   get(orgId: string, runId: string): RunRecord | null;
   list(orgId: string, options?: ListOptions): Result<RunPage, ListError>;
+  /** Runs of one loop created in the last `windowMs` by outcome, and the latest run. */
+  loopStats(orgId: string, loopId: string, windowMs: number): LoopStats;
   terminate(orgId: string, runId: string): Result<{ status: "terminated" }, TerminateError>;
 }
 
@@ -653,6 +662,13 @@ export function createEngine(options: EngineOptions): Engine {
     return { ok: true, value: { runs: page.map(toSummary), nextCursor } };
   }
 
+  function loopStats(orgId: string, loopId: string, windowMs: number): LoopStats {
+    const { lastStatus, lastCreatedAt, ...counts } = store.loopStats(orgId, loopId, now() - windowMs);
+    const lastRun =
+      lastStatus === null || lastCreatedAt === null ? null : { status: lastStatus, createdAt: iso(lastCreatedAt) };
+    return { ...counts, lastRun };
+  }
+
   function terminate(orgId: string, runId: string): Result<{ status: "terminated" }, TerminateError> {
     if (store.terminate(orgId, runId, now())) {
       const run = active.get(runId);
@@ -679,6 +695,7 @@ export function createEngine(options: EngineOptions): Engine {
     stop,
     get,
     list,
+    loopStats,
     terminate,
   };
 }

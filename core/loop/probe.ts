@@ -3,6 +3,7 @@
  * top-level code hangs (a loop, an await that never settles) is caught with a timeout instead of
  * freezing the server while it starts.
  */
+import { describeLoadError, type LoadFailure } from "./load-error.ts";
 import { resolveLoopSdk } from "./sdk-resolver.ts";
 
 resolveLoopSdk();
@@ -12,7 +13,7 @@ interface ProbeScope {
   onmessage: ((event: MessageEvent<{ file: string }>) => void) | null;
 }
 
-export type ProbeReply = { ok: true } | { ok: false; error: string };
+export type ProbeReply = { ok: true } | { ok: false; failure: LoadFailure };
 
 const scope = globalThis as unknown as ProbeScope;
 
@@ -20,10 +21,7 @@ scope.onmessage = function probeModule(event) {
   import(event.data.file).then(
     () => scope.postMessage({ ok: true }),
     (error: unknown) => {
-      scope.postMessage({
-        ok: false,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      });
+      scope.postMessage({ ok: false, failure: describeLoadError(error, event.data.file) });
     },
   );
 };

@@ -12,6 +12,7 @@
 import { readdir } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
 import { loopEnvironment } from "./environment.ts";
+import { describeLoadError, formatLocation, type LoadFailure } from "./load-error.ts";
 import { resolveLoopSdk } from "./sdk-resolver.ts";
 import type { Workflow } from "./index.ts";
 import type { ProbeReply } from "./probe.ts";
@@ -34,8 +35,11 @@ export interface LoopDefinition {
 }
 
 export interface LoopLoadError {
+  /** The loop module that was skipped. */
   file: string;
   message: string;
+  /** `file:line:column` of the code to fix, when known (it may be a module the loop imports). */
+  location?: string;
 }
 
 export interface LoadLoopsOptions {
@@ -75,7 +79,7 @@ export async function loadLoops(dir: string, options: LoadLoopsOptions = {}): Pr
     const file = join(root, fileName);
     const loaded = await loadLoopModule(file, fileName, loadTimeoutMs);
     if (!loaded.ok) {
-      errors.push({ file, message: loaded.error });
+      errors.push({ file, message: loaded.error, ...(loaded.location ? { location: loaded.location } : {}) });
       continue;
     }
     const clash = loops.get(loaded.value.id);
@@ -102,7 +106,15 @@ async function listModuleFiles(root: string): Promise<string[]> {
   }
 }
 
-type Loaded = { ok: true; value: LoopDefinition } | { ok: false; error: string };
+type Loaded = { ok: true; value: LoopDefinition } | { ok: false; error: string; location?: string };
+
+function loadFailed(failure: LoadFailure): Loaded {
+  return {
+    ok: false,
+    error: `the module failed to load: ${failure.message}`,
+    ...(failure.line === undefined ? {} : { location: formatLocation(failure) }),
+  };
+}
 
 async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: number): Promise<Loaded> {
   const stem = fileName.slice(0, -extname(fileName).length);
@@ -113,13 +125,12 @@ async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: num
     };
   }
   const probed = await probeModule(file, loadTimeoutMs);
-  if (!probed.ok) return { ok: false, error: `the module failed to load: ${probed.error}` };
+  if (!probed.ok) return loadFailed(probed.failure);
   let module: Record<string, unknown>;
   try {
     module = await import(file);
   } catch (error) {
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { ok: false, error: `the module failed to load: ${reason}` };
+    return loadFailed(describeLoadError(error, file));
   }
   // `export default class X` also appears under its own name when re-exported; count classes once.
   const found = new Map<WorkflowClass, string>();
@@ -158,20 +169,20 @@ function probeModule(file: string, timeoutMs: number): Promise<ProbeReply> {
     const timer = setTimeout(() => {
       finish({
         ok: false,
-        error: `it did not finish loading within ${timeoutMs} ms (top-level code that never ends?)`,
+        failure: {
+          file,
+          message: `it did not finish loading within ${timeoutMs} ms (top-level code that never ends?)`,
+        },
       });
     }, timeoutMs);
     worker.addEventListener("message", (event: MessageEvent<ProbeReply>) => finish(event.data));
     worker.addEventListener("error", (event: ErrorEvent) => {
       event.preventDefault();
-      finish({
-        ok: false,
-        error:
-          event.message
-            .split("\n")
-            .find((line) => /error:/i.test(line))
-            ?.trim() ?? "it threw while loading",
-      });
+      const message = event.message
+        .split("\n")
+        .find((line) => /error:/i.test(line))
+        ?.trim();
+      finish({ ok: false, failure: { file, message: message ?? "it threw while loading" } });
     });
     worker.postMessage({ file });
   });

@@ -58,6 +58,14 @@ const OWNED = "id = $runId AND leaseOwner = $owner AND status = 'running'";
 
 export type RunStore = ReturnType<typeof createRunStore>;
 
+export interface LoopStatsRow {
+  runs: number;
+  complete: number;
+  errored: number;
+  lastStatus: RunStatus | null;
+  lastCreatedAt: number | null;
+}
+
 export function createRunStore(sqlite: Database) {
   const insertRun = sqlite.prepare<
     void,
@@ -308,6 +316,22 @@ export function createRunStore(sqlite: Database) {
 
     getSteps(runId: string): StepRow[] {
       return selectSteps.all(runId);
+    },
+
+    /** Per loop: runs created since `since` by final status, and the latest run's status. */
+    loopStats(orgId: string, loopId: string, since: number): LoopStatsRow {
+      const counts = sqlite
+        .query<Omit<LoopStatsRow, "lastStatus" | "lastCreatedAt">, [string, string, number]>(
+          "SELECT COUNT(*) AS runs, COALESCE(SUM(status = 'complete'), 0) AS complete, " +
+            "COALESCE(SUM(status = 'errored'), 0) AS errored FROM runs WHERE orgId = ?1 AND loopId = ?2 AND createdAt >= ?3",
+        )
+        .get(orgId, loopId, since) ?? { runs: 0, complete: 0, errored: 0 };
+      const last = sqlite
+        .query<{ status: RunStatus; createdAt: number }, [string, string]>(
+          "SELECT status, createdAt FROM runs WHERE orgId = ?1 AND loopId = ?2 ORDER BY createdAt DESC, rowid DESC LIMIT 1",
+        )
+        .get(orgId, loopId);
+      return { ...counts, lastStatus: last?.status ?? null, lastCreatedAt: last?.createdAt ?? null };
     },
 
     list(query: ListQuery): RunRow[] {

@@ -1,8 +1,16 @@
-/** `health loops list`: `[{ id, name, orgId, triggerUrl }]` (CONTRACT). Needs an admin session. */
+/**
+ * `health loops list`: `--json` prints `[{ id, name, orgId, triggerUrl }]` (the interface's
+ * contract); the table adds the last 24 hours of runs, and modules the server skipped go to stderr.
+ */
 import { defineCommand } from "citty";
 import { callServer, sessionFailure } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { out, print, printJson, table } from "../../lib/output.ts";
+import { colorEnabled, out, print, printError, printJson, styles, table } from "../../lib/output.ts";
+
+function lastDay({ runs, errored }: { runs: number; errored: number }): string {
+  if (runs === 0) return "no runs";
+  return `${runs === 1 ? "1 run" : `${runs} runs`}${errored > 0 ? `, ${errored} errored` : ""}`;
+}
 
 export default defineCommand({
   meta: {
@@ -10,6 +18,8 @@ export default defineCommand({
     description: `List the loops of your organization and the URL that triggers each.
 
 Trigger one with an API token: curl -X POST -H "Authorization: Bearer $TOKEN" <triggerUrl>.
+Modules of the loops folder that the server could not load are listed after the table, each with
+the file:line:column to fix.
 
 Examples:
   health loops list
@@ -28,17 +38,22 @@ Examples:
       );
       return;
     }
-    if (loops.length === 0) {
-      print("No loops in this organization yet.");
-      return;
-    }
+    const skipped = await callServer(server, () => client.loops.skipped.query(), sessionFailure);
     const s = out();
-    print(
-      table(
-        ["ID", "NAME", "TRIGGER URL"],
-        loops.map((loop) => [loop.id, loop.name, loop.triggerUrl]),
-        { headerStyle: s.bold },
-      ),
-    );
+    if (loops.length === 0) print("No loops in this organization yet.");
+    else {
+      print(
+        table(
+          ["ID", "NAME", "LAST 24 H", "TRIGGER URL"],
+          loops.map((loop) => [loop.id, loop.name, lastDay(loop.lastDay), loop.triggerUrl]),
+          { headerStyle: s.bold },
+        ),
+      );
+    }
+    const errorStyles = styles(colorEnabled(process.stderr));
+    // On stderr, so a script reading the table is not confused; the server skipped these at start.
+    for (const problem of skipped) {
+      printError(`${errorStyles.yellow("Skipped")} ${problem.location ?? problem.file}: ${problem.message}`);
+    }
   },
 });

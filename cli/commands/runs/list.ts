@@ -3,7 +3,8 @@ import { defineCommand } from "citty";
 import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { out, print, printJson, relativeTime, table } from "../../lib/output.ts";
+import { relativeTime } from "../../../core/relative-time.ts";
+import { out, print, printJson, table } from "../../lib/output.ts";
 import {
   LOOP_ID_PATTERN,
   RUN_STATUSES,

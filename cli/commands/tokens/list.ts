@@ -2,7 +2,8 @@
 import { defineCommand } from "citty";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { out, print, printJson, relativeTime, table } from "../../lib/output.ts";
+import { relativeTime } from "../../../core/relative-time.ts";
+import { out, print, printJson, table } from "../../lib/output.ts";
 import { tokenFailure } from "../../lib/tokens.ts";
 
 export default defineCommand({

@@ -1,5 +1,10 @@
-/** The loops of the signed-in admin's organization, with their trigger URLs. */
+/**
+ * The loops of the signed-in admin's organization, with their trigger URLs and the last day's
+ * runs, and the modules of its loops folder that were skipped (with the place to fix them).
+ */
 import { authedProcedure, router } from "../trpc.ts";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const loopsRouter = router({
   list: authedProcedure.query(({ ctx }) =>
@@ -8,6 +13,9 @@ export const loopsRouter = router({
       name: loop.name,
       orgId: ctx.session.orgId,
       triggerUrl: `${ctx.origin}/loop/${ctx.session.orgId}/${loop.id}`,
+      lastDay: ctx.engine.loopStats(ctx.session.orgId, loop.id, DAY_MS),
     })),
   ),
+
+  skipped: authedProcedure.query(({ ctx }) => ctx.catalog.skipped(ctx.session.orgId)),
 });
