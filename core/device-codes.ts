@@ -14,7 +14,6 @@ const DEVICE_CODE_PATTERN = /^hdc_[0-9A-Za-z]{40}$/;
 
 export const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 export const USER_CODE_LENGTH = 8;
-const USER_CODE_PATTERN = /^[BCDFGHJKLMNPQRSTVWXZ]{8}$/;
 
 export function generateDeviceCode(): string {
   return `${DEVICE_CODE_PREFIX}${randomBase62(40)}`;
@@ -39,8 +38,6 @@ export function generateUserCode(): string {
 
 /** What people type: any case, with or without the dash, with stray spaces. */
 export const normalizeUserCode = (input: string): string => input.toUpperCase().replace(/[\s-]/g, "");
-
-export const isUserCode = (normalized: string): boolean => USER_CODE_PATTERN.test(normalized);
 
 /** `BCDFGHJK` → `BCDF-GHJK`, the form shown on the terminal and in the console. */
 export const formatUserCode = (normalized: string): string => `${normalized.slice(0, 4)}-${normalized.slice(4)}`;

@@ -158,9 +158,15 @@ describe("device tRPC procedures", () => {
     expect(await anonymous.device.poll.mutate({ deviceCode: "not a device code" })).toEqual({ status: "expired" });
     expect(await failureOf(admin.device.lookup.query({ userCode: "BBBB-BBBB" }))).toEqual({
       code: "NOT_FOUND",
-      message: "No sign-in request has the code BBBB-BBBB; check it against your terminal",
+      message:
+        "No sign-in request has the code BBBB-BBBB: check it against your terminal, or run health login again if it expired",
     });
-    // Vowels and digits are not in the alphabet: a typo is a validation error, not a lookup.
+    // A mistyped letter (vowels are not in the alphabet) is a code that is not found; digits are not a code at all.
+    expect(await failureOf(admin.device.lookup.query({ userCode: "abcd-efgh" }))).toEqual({
+      code: "NOT_FOUND",
+      message:
+        "No sign-in request has the code ABCD-EFGH: check it against your terminal, or run health login again if it expired",
+    });
     expect((await failureOf(admin.device.lookup.query({ userCode: "ABCD-1234" }))).code).toBe("BAD_REQUEST");
   });
 
@@ -403,9 +409,11 @@ describe.skipIf(!hasChromium)("the console's device page in Chromium", () => {
     await browser.screenshot("device-03-denied");
     expect(await anonymous.device.poll.mutate({ deviceCode: other.deviceCode })).toEqual({ status: "denied" });
 
-    await field.fill("BBBB-BBBB");
+    // A wrong code, with a letter the alphabet never uses, is simply not found (or expired).
+    await field.fill("ABCD-EFGH");
     await page.keyboard.press("Enter");
-    await page.getByRole("alert").filter({ hasText: "No sign-in request has the code BBBB-BBBB" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "No sign-in request has the code ABCD-EFGH" }).waitFor();
+    expect(await page.getByRole("alert").textContent()).toContain("run health login again if it expired");
     await browser.screenshot("device-04-unknown-code");
     expect(browser.problems).toEqual([]);
   });

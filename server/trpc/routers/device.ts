@@ -26,7 +26,7 @@ function decisionError(error: DeviceDecisionError, userCode: string): TRPCError 
     case "not_found":
       return new TRPCError({
         code: "NOT_FOUND",
-        message: `No sign-in request has the code ${userCode}; check it against your terminal`,
+        message: `No sign-in request has the code ${userCode}: check it against your terminal, or run health login again if it expired`,
       });
     case "expired":
       return new TRPCError({
