@@ -60,8 +60,8 @@ export function TokensPage({ canManage }: { canManage: boolean }) {
       </nav>
       <PageTitle title="API tokens">API tokens</PageTitle>
       <p class="lead">
-        API tokens let your services trigger loops with <code>POST /loop/…</code>. Give each service its own token so
-        you can revoke one without touching the others.
+        API tokens let your services trigger loops with <code>POST /loop/…</code>, and the CLI plan on this server. Give
+        each service its own token so you can revoke one without touching the others.
       </p>
       {!canManage && (
         <div class="notice" role="note">
@@ -91,7 +91,7 @@ export function TokensPage({ canManage }: { canManage: boolean }) {
 }
 
 function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (minted: Minted) => void }) {
-  const [scopeKind, setScopeKind] = useState<"all" | "one">("all");
+  const [scopeKind, setScopeKind] = useState<"all" | "one" | "none">("all");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -100,13 +100,19 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
     const form = event.currentTarget;
     const name = fieldValue(form, "name").trim();
     const loopId = fieldValue(form, "loop");
+    const planning = (form.elements.namedItem("planning") as HTMLInputElement | null)?.checked === true;
     if (name === "") return setError("Give the token a name.");
     if (scopeKind === "one" && loopId === "") return setError("Choose the loop this token may run.");
+    const scopes = [
+      ...(scopeKind === "all" ? ["loop:run"] : scopeKind === "one" ? [`loop:run:${loopId}`] : []),
+      ...(planning ? ["cli:run"] : []),
+    ];
+    if (scopes.length === 0)
+      return setError("Choose what the token may do: trigger loops, plan with the CLI, or both.");
     setBusy(true);
     setError(null);
     try {
-      const scope = scopeKind === "all" ? "loop:run" : `loop:run:${loopId}`;
-      const created = await api.tokens.create.mutate({ name, scopes: [scope] });
+      const created = await api.tokens.create.mutate({ name, scopes });
       onCreated({ name: created.name, token: created.token });
     } catch (failure) {
       setError(errorMessage(failure));
@@ -133,7 +139,7 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
         </p>
       </div>
       <fieldset class="field">
-        <legend>Scope</legend>
+        <legend>Loops it may trigger</legend>
         <label class="choice">
           <input
             type="radio"
@@ -153,7 +159,7 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
             disabled={loops.length === 0}
             onChange={() => setScopeKind("one")}
           />
-          One loop
+          One loop <span class="muted">(loop:run:…)</span>
         </label>
         <div class="field nested">
           <label for="token-loop">Loop</label>
@@ -165,6 +171,27 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
             ))}
           </select>
         </div>
+        <label class="choice">
+          <input
+            type="radio"
+            name="scope"
+            value="none"
+            checked={scopeKind === "none"}
+            onChange={() => setScopeKind("none")}
+          />
+          No loops
+        </label>
+      </fieldset>
+      <fieldset class="field">
+        <legend>Planning</legend>
+        <label class="choice">
+          <input type="checkbox" name="planning" aria-describedby="token-planning-hint" />
+          CLI planning <span class="muted">(cli:run)</span>
+        </label>
+        <p id="token-planning-hint" class="hint">
+          Lets the CLI ask this server for plans: <code>health login --token …</code>, then{" "}
+          <code>health code --hosted</code>.
+        </p>
       </fieldset>
       {error && (
         <p class="field-error" role="alert">
@@ -252,7 +279,7 @@ function TokenRow({ token, onRevoke }: { token: Token; onRevoke: (token: Token) 
         </span>
       </td>
       <td data-label="Token">
-        <Strike class="mono">{maskedToken(token)}</Strike>
+        <Strike class="mono nowrap">{maskedToken(token)}</Strike>
       </td>
       <td data-label="Scope">
         <Strike>{token.scopes.map(scopeLabel).join(", ")}</Strike>

@@ -191,6 +191,27 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
     await row.getByText("Loop loop_echo").waitFor();
 
     expect((await trigger(scoped, "loop_slow", { ms: 1 })).status).toBe(403);
+  });
+
+  test("mints a CLI planning token (cli:run), and refuses a token that may do nothing", async () => {
+    const { page } = browser;
+    await page.getByLabel("Name").fill("planner");
+    await page.getByLabel("No loops").check();
+    await page.getByRole("button", { name: "Create token" }).click();
+    await page.getByRole("alert").filter({ hasText: "Choose what the token may do" }).waitFor();
+
+    await page.getByLabel("CLI planning").check();
+    await page.getByRole("button", { name: "Create token" }).click();
+    await page.getByLabel("Token “planner”").waitFor();
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    const row = page.locator("tr").filter({ hasText: "planner" });
+    await row.getByText("CLI planning", { exact: true }).waitFor();
+    const { client } = await signIn(server.url);
+    const planner = (await client.tokens.list.query()).find((t) => t.name === "planner");
+    expect(planner?.scopes).toEqual(["cli:run"]);
+    // The masked token stays on one line, however long its prefix.
+    const masked = row.locator("td[data-label='Token'] .mono");
+    expect(await masked.evaluate((element) => element.getClientRects().length)).toBe(1);
     await browser.screenshot("03-tokens-list");
   });
 
