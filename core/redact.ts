@@ -826,8 +826,9 @@ const PROTECTED = [
   // routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person.
   /\b(?:(?:CPT|HCPCS)(?:\s{1,2}codes?)?|(?:procedure|billing|claim)\s{1,2}codes?|codes?\s{1,2}like)\s{0,3}[:#]?\s{0,2}(\d{5})(?!\d)/gi,
   /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi,
-  // Thresholds: "ages over 100", "stops at 99", "everyone 90+" are bounds, not someone's age.
-  /\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2}(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)/gi,
+  // Thresholds: "ages over 100", "stops at 99", "everyone 90+" are bounds, not someone's age
+  // ("00+!a@b.io", with an "@" in the same word, is the start of an email address).
+  /\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2}(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@)/gi,
   // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
   /(?:\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
 ];

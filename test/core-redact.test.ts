@@ -44,6 +44,8 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Fax number (555) 987 6543", "Fax number [FAX]"],
   // Email.
   ["mail jane.doe+intake@example.org now", "mail [EMAIL] now"],
+  // Found by the property below: "00+" is not the threshold "90+" when an "@" follows in the same word.
+  ["write 00+!a.a@a.aa now", "write [EMAIL] now"],
   // Addresses and ZIP codes.
   ["lives at 123 Main St, Apt 4B", "lives at [ADDRESS]"],
   ["12 north elm street", "[ADDRESS]"],
