@@ -50,7 +50,7 @@ export function LoopsPage() {
               </h2>
               <p class="mono muted">{loop.id}</p>
               <p class="mono trigger-url">POST {loop.triggerUrl}</p>
-              <LastDay stats={loop.lastDay} />
+              <LastDay loopId={loop.id} stats={loop.lastDay} />
             </li>
           ))}
         </ul>
@@ -61,7 +61,7 @@ export function LoopsPage() {
 }
 
 /** The last run and the last 24 hours of a loop, on its card. */
-function LastDay({ stats }: { stats: Loop["lastDay"] }) {
+function LastDay({ loopId, stats }: { loopId: string; stats: Loop["lastDay"] }) {
   const { lastRun, runs, complete, errored } = stats;
   return (
     <div class="loop-stats">
@@ -76,7 +76,9 @@ function LastDay({ stats }: { stats: Loop["lastDay"] }) {
       </p>
       <p data-stats="last-day" class="muted">
         Last 24 h: {runs === 1 ? "1 run" : `${runs} runs`}
-        {runs > 0 && `, ${complete} complete, ${errored} errored`}
+        {runs > 0 && `, ${complete} complete, `}
+        {runs > 0 && errored === 0 && "0 errored"}
+        {errored > 0 && <Link href={paths.runs({ status: "errored", loop: loopId })}>{errored} errored</Link>}
       </p>
     </div>
   );
@@ -90,7 +92,7 @@ function SkippedModules({ modules }: { modules: LoopModuleProblem[] }) {
       <p class="hint">Fix these files and restart the server; the other loops run meanwhile.</p>
       <ul class="skipped-list" aria-label="Skipped modules">
         {modules.map((module) => (
-          <li key={module.file}>
+          <li key={module.file} class="skipped-item">
             <p class="mono">{module.location ?? module.file}</p>
             <p class="field-error">{module.message}</p>
           </li>

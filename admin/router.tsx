@@ -20,7 +20,11 @@ export type Route =
 export const paths = {
   loops: () => `${BASE}/loops`,
   loop: (loopId: string) => `${BASE}/loops/${encodeURIComponent(loopId)}`,
-  runs: () => `${BASE}/runs`,
+  /** The runs list, filtered by the non-empty values of `filter`. */
+  runs: (filter: Record<string, string> = {}) => {
+    const query = new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== "")).toString();
+    return `${BASE}/runs${query === "" ? "" : `?${query}`}`;
+  },
   run: (runId: string) => `${BASE}/runs/${encodeURIComponent(runId)}`,
   tokens: () => `${BASE}/settings/tokens`,
   /** The approval page of `health login`; the server links here with `?code=`. */
@@ -46,7 +50,7 @@ export function parseRoute(pathname: string): Route {
 const NAVIGATED = "health:navigated";
 
 export function navigate(path: string): void {
-  if (path === location.pathname) return;
+  if (path === location.pathname + location.search) return;
   history.pushState(null, "", path);
   window.dispatchEvent(new Event(NAVIGATED));
 }

@@ -5,9 +5,19 @@
 import type { TargetedEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, errorCode, errorMessage, type Run, type RunStatus, type RunStep, type RunSummary } from "./api.ts";
-import { isFinished, runDuration, stepDuration } from "./format.ts";
+import { formatDuration, isFinished, prettyJson, runDuration, stepDuration } from "./format.ts";
 import { Link, paths } from "./router.tsx";
-import { ConfirmDialog, Failure, JsonBlock, Loading, PageTitle, StatusBadge, Time, useResource } from "./ui.tsx";
+import {
+  ConfirmDialog,
+  CopyButton,
+  Failure,
+  JsonBlock,
+  Loading,
+  PageTitle,
+  StatusBadge,
+  Time,
+  useResource,
+} from "./ui.tsx";
 
 const RUN_POLL_MS = 1000;
 const LIST_POLL_MS = 2000;
@@ -33,12 +43,21 @@ function TriggerTag({ trigger }: { trigger: RunSummary["trigger"] }) {
   );
 }
 
-export function RunTable({ runs, showLoop = true }: { runs: RunSummary[]; showLoop?: boolean }) {
+export function RunTable({
+  runs,
+  showLoop = true,
+  empty = "No runs yet.",
+}: {
+  runs: RunSummary[];
+  showLoop?: boolean;
+  /** What to say when there is no run to show. */
+  empty?: string;
+}) {
   const now = useNow(
     runs.some((run) => !isFinished(run.status)),
     1000,
   );
-  if (runs.length === 0) return <p class="muted">No runs yet.</p>;
+  if (runs.length === 0) return <p class="muted">{empty}</p>;
   return (
     <table class="stack runs">
       <caption class="visually-hidden">Runs, newest first</caption>
@@ -89,8 +108,18 @@ interface ListFilter {
   loopId: string;
 }
 
+/** The filters live in the URL (`?status=errored&loop=loop_intake`): a filtered list can be shared or reloaded. */
+function filterFromUrl(): ListFilter {
+  const params = new URLSearchParams(location.search);
+  const status = params.get("status") ?? "";
+  return {
+    status: STATUSES.find((known) => known === status) ?? "",
+    loopId: params.get("loop") ?? "",
+  };
+}
+
 export function RunsPage() {
-  const [filter, setFilter] = useState<ListFilter>({ status: "", loopId: "" });
+  const [filter, setFilter] = useState<ListFilter>(filterFromUrl);
   const loops = useResource(() => api.loops.list.query(), "loops");
   const [firstPage, setFirstPage] = useState<{ runs: RunSummary[]; nextCursor: string | null } | null>(null);
   // Pages past the first, loaded on demand; `cursor` undefined until "Load more" was used.
@@ -139,10 +168,15 @@ export function RunsPage() {
 
   function changeFilter(event: TargetedEvent<HTMLSelectElement>) {
     const { name, value } = event.currentTarget;
+    const next = { ...filter, [name]: value };
     setFirstPage(null);
     setMore(undefined);
-    setFilter((previous) => ({ ...previous, [name]: value }));
+    setFilter(next);
+    // Replaced, not pushed: Back leaves the list rather than stepping through every filter tried.
+    history.replaceState(null, "", paths.runs({ status: next.status, loop: next.loopId }));
   }
+
+  const filtered = filter.status !== "" || filter.loopId !== "";
 
   const runs = firstPage === null ? null : withoutRepeats(firstPage.runs, more?.runs ?? []);
   return (
@@ -178,7 +212,7 @@ export function RunsPage() {
       </form>
       {error && <Failure message={error} retry={() => setGeneration((g) => g + 1)} />}
       {runs === null && error === null && <Loading what="runs" />}
-      {runs !== null && <RunTable runs={runs} />}
+      {runs !== null && <RunTable runs={runs} empty={filtered ? "No runs match these filters." : "No runs yet."} />}
       {runs !== null && cursor !== null && (
         <button type="button" class="secondary" onClick={loadMore}>
           Load more
@@ -233,9 +267,12 @@ export function RunPage({ runId, canTerminate }: { runId: string; canTerminate: 
         </span>
       </nav>
       <div class="title-row">
-        <PageTitle title={`Run ${runId}`}>
-          Run <span class="mono">{runId}</span>
-        </PageTitle>
+        <div class="title-with-copy">
+          <PageTitle title={`Run ${runId}`}>
+            Run <span class="mono">{runId}</span>
+          </PageTitle>
+          <CopyButton text={runId} label="Copy run id" />
+        </div>
         {run !== null && live && canTerminate && (
           <button type="button" class="danger" onClick={() => setTerminating(true)}>
             Terminate…
@@ -306,7 +343,7 @@ function RunDetail({ run, live, now }: { run: Run; live: boolean; now: number })
         {run.input === undefined ? (
           <p class="muted">No body was sent: event.body is undefined.</p>
         ) : (
-          <JsonBlock value={run.input} name="input" />
+          <JsonWithCopy value={run.input} name="input" label="Copy input" />
         )}
       </section>
       <section aria-labelledby="steps-title">
@@ -314,11 +351,14 @@ function RunDetail({ run, live, now }: { run: Run; live: boolean; now: number })
         {run.steps.length === 0 ? (
           <p class="muted">{live ? "No step has started yet." : "This run had no steps."}</p>
         ) : (
-          <ol class="steps">
-            {run.steps.map((step) => (
-              <StepItem key={step.key} step={step} />
-            ))}
-          </ol>
+          <>
+            <Timeline run={run} now={now} />
+            <ol class="steps">
+              {run.steps.map((step) => (
+                <StepItem key={step.key} step={step} />
+              ))}
+            </ol>
+          </>
         )}
       </section>
       <section aria-labelledby="output-title">
@@ -331,7 +371,9 @@ function RunDetail({ run, live, now }: { run: Run; live: boolean; now: number })
           </pre>
         )}
         {run.error === null && !isFinished(run.status) && <p class="muted">The run has not finished yet.</p>}
-        {run.error === null && isFinished(run.status) && <JsonBlock value={run.output} name="output" />}
+        {run.error === null && isFinished(run.status) && (
+          <JsonWithCopy value={run.output} name="output" label="Copy output" />
+        )}
       </section>
     </>
   );
@@ -364,15 +406,19 @@ function StepItem({ step }: { step: RunStep }) {
         </div>
         {step.wakeAt !== null && (
           <div>
-            <dt>Wakes</dt>
+            <dt>{step.status === "sleeping" ? "Wakes" : step.status === "complete" ? "Slept until" : "Was to wake"}</dt>
             <dd>
               <Time iso={step.wakeAt} />
             </dd>
           </div>
         )}
       </dl>
+      <FailedTries step={step} />
       {step.error !== null && (
-        <pre class="json error-block" data-json={`error:${step.name}`}>
+        <pre
+          class={`json ${step.status === "terminated" ? "note-block" : "error-block"}`}
+          data-json={`error:${step.name}`}
+        >
           <code>
             {step.error.name}: {step.error.message}
           </code>
@@ -382,6 +428,85 @@ function StepItem({ step }: { step: RunStep }) {
         <JsonBlock value={step.result} name={`result:${step.name}`} />
       )}
     </li>
+  );
+}
+
+function JsonWithCopy({ value, name, label }: { value: unknown; name: string; label: string }) {
+  return (
+    <div class="code-with-copy">
+      <JsonBlock value={value} name={name} />
+      <CopyButton text={prettyJson(value)} label={label} />
+    </div>
+  );
+}
+
+/** The tries of a step that failed before its outcome (the last one's error is the step's own). */
+function FailedTries({ step }: { step: RunStep }) {
+  const failed = step.attemptLog.filter((attempt) => attempt.error !== null && attempt.attempt < step.attempts);
+  if (failed.length === 0) return null;
+  return (
+    <details class="tries" data-tries={step.key}>
+      <summary>{failed.length === 1 ? "1 failed try" : `${failed.length} failed tries`} before this outcome</summary>
+      <ol>
+        {failed.map((attempt) => (
+          <li key={attempt.attempt} data-try={attempt.attempt}>
+            <span class="muted">
+              Try {attempt.attempt}, <Time iso={attempt.startedAt} />
+              {attempt.finishedAt !== null && `, ${stepDuration(attempt.startedAt, attempt.finishedAt)}`}
+            </span>
+            <pre class="json error-block">
+              <code>
+                {attempt.error?.name}: {attempt.error?.message}
+              </code>
+            </pre>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
+/**
+ * A waterfall of the steps, as Trigger.dev draws it: each bar starts and ends where its step did
+ * on the run's time axis, so the slow step and the long sleep stand out at a glance.
+ */
+function Timeline({ run, now }: { run: Run; now: number }) {
+  const start = Math.min(...run.steps.map((step) => Date.parse(step.startedAt)));
+  const endOf = (step: RunStep): number =>
+    step.finishedAt !== null
+      ? Date.parse(step.finishedAt)
+      : step.wakeAt !== null && step.status === "sleeping"
+        ? Date.parse(step.wakeAt)
+        : now;
+  const end = Math.max(start + 1, ...run.steps.map(endOf));
+  const span = end - start;
+  const percent = (ms: number) => `${Math.min(100, Math.max(0, (ms / span) * 100)).toFixed(2)}%`;
+  return (
+    <figure class="timeline" aria-labelledby="timeline-caption">
+      <figcaption id="timeline-caption" class="muted small">
+        Timeline: {formatDuration(span)} from the first step to the last
+      </figcaption>
+      <ol>
+        {run.steps.map((step) => {
+          const from = Date.parse(step.startedAt) - start;
+          const length = endOf(step) - Date.parse(step.startedAt);
+          return (
+            <li key={step.key} class="timeline-row" data-bar={step.key}>
+              <span class="timeline-name mono" title={step.name}>
+                {step.name}
+              </span>
+              <span class="timeline-track">
+                <span
+                  class={`timeline-bar status-${step.status}${step.kind === "sleep" ? " sleep" : ""}`}
+                  style={{ marginLeft: percent(from), width: `max(3px, ${percent(length)})` }}
+                />
+              </span>
+              <span class="timeline-duration">{formatDuration(Math.max(0, length))}</span>
+            </li>
+          );
+        })}
+      </ol>
+    </figure>
   );
 }
 

@@ -184,7 +184,8 @@ export const runSteps = sqliteTable(
     name: text().notNull(),
     idx: integer().notNull(),
     kind: text({ enum: ["do", "sleep"] }).notNull(),
-    status: text({ enum: ["running", "sleeping", "complete", "errored"] }).notNull(),
+    /** `terminated`: the run was terminated while this step was open (a sleep, or an attempt). */
+    status: text({ enum: ["running", "sleeping", "complete", "errored", "terminated"] }).notNull(),
     result: text(),
     error: text(),
     attempts: integer().notNull().default(0),
@@ -193,6 +194,25 @@ export const runSteps = sqliteTable(
     finishedAt: integer(),
   },
   (t) => [primaryKey({ columns: [t.runId, t.key] })],
+);
+
+/** Every attempt of a `step.do`, so a retried step keeps the error of each failed try. */
+export const runStepAttempts = sqliteTable(
+  "run_step_attempts",
+  {
+    runId: text()
+      .notNull()
+      .references(() => runs.id),
+    key: text().notNull(),
+    /** 1 for the first try. */
+    attempt: integer().notNull(),
+    status: text({ enum: ["running", "complete", "errored", "terminated"] }).notNull(),
+    /** JSON `{ name, message }` when the attempt failed or was cut short. */
+    error: text(),
+    startedAt: integer().notNull(),
+    finishedAt: integer(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.key, t.attempt] })],
 );
 
 /**

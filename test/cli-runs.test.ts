@@ -329,6 +329,19 @@ describe("health runs", () => {
     expect(result.stdout).toMatch(/^2\s+explode\s+errored\s+\d+\s+.*Error: the step exploded$/m);
   });
 
+  test("get lists the failed tries of a step that succeeded on a retry", async () => {
+    const started = json<Started>(
+      await inHome(["trigger", "loop_flaky", "--data", '{"failures":2}', "--json"], { HEALTH_TOKEN: anyToken }),
+    );
+    await finished(started.runId, "loop_flaky", anyToken);
+    const result = await inHome(["runs", "get", started.runId]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^1\s+call\s+complete\s+3\s+/m);
+    expect(result.stdout).toMatch(
+      /\nFailed tries\n {2}1 call, try 1 \((just now|\d+ s ago)\): Error: the gateway answered 503 \(try 1\)\n {2}1 call, try 2 \((just now|\d+ s ago)\): Error: the gateway answered 503 \(try 2\)\n$/,
+    );
+  });
+
   test("runs needs an admin session", async () => {
     const result = await cli(["runs", "list", "--server", server.url], { cwd: bare, home: bare });
     expect(result.code).toBe(1);

@@ -313,7 +313,50 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       nothing: "undefined",
     });
     expect(await page.locator(".run-summary").textContent()).toContain(ADMIN.email);
+    // A waterfall bar per step, and copy buttons for the id, the input and the output.
+    expect(await page.locator(".timeline li[data-bar]").count()).toBe(4);
+    await page.getByRole("button", { name: "Copy run id" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(uiRunId);
+    await page.getByRole("button", { name: "Copy input" }).click();
+    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual({ hello: "world", n: 3 });
+    await page.getByRole("button", { name: "Copy output" }).click();
+    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toMatchObject({ counts: [1, 2] });
     await browser.screenshot("10-run-complete");
+  });
+
+  test("keeps every failed try of a retried step, and draws the steps as a waterfall", async () => {
+    const { page } = browser;
+    const { client } = await signIn(server.url);
+    const { runId } = await client.runs.start.mutate({ loopId: "loop_flaky", body: { failures: 2 } });
+    await page.goto(`${server.url}/admin/runs/${runId}`);
+    await page.locator("#run-status .status-complete").waitFor();
+    const tries = page.locator('details[data-tries="call"]');
+    expect(await tries.locator("summary").textContent()).toBe("2 failed tries before this outcome");
+    await tries.locator("summary").click();
+    expect(await tries.locator("li pre").allTextContents()).toEqual([
+      "Error: the gateway answered 503 (try 1)",
+      "Error: the gateway answered 503 (try 2)",
+    ]);
+    await browser.screenshot("10b-run-retried");
+  });
+
+  test("a run terminated in its sleep shows the sleep as terminated, not errored", async () => {
+    const { page } = browser;
+    const { client } = await signIn(server.url);
+    const { runId } = await client.runs.start.mutate({
+      loopId: "loop_sleeper",
+      body: { logFile: join(`${loopsDir}`, "sleeper.log"), sleepMs: 60_000 },
+    });
+    await page.goto(`${server.url}/admin/runs/${runId}`);
+    await page.locator("#run-status .status-sleeping").waitFor();
+    await page.getByRole("button", { name: "Terminate…" }).click();
+    await page.getByRole("button", { name: "Terminate run" }).click();
+    await page.locator("#run-status .status-terminated").waitFor();
+    const nap = page.locator('li.step[data-step="nap"]');
+    await nap.locator(".status-terminated").waitFor();
+    expect(await nap.locator(".status-errored").count()).toBe(0);
+    expect(await page.locator('.timeline li[data-bar="nap"] .status-terminated').count()).toBe(1);
+    await browser.screenshot("10c-run-terminated-sleep");
   });
 
   test("updates a run in progress live, without a reload", async () => {
@@ -384,8 +427,8 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
     expect(await stats("EchoLoop", "last-run")).toMatch(/^Last run complete (just now|\d+ s ago)$/);
     expect(await stats("EchoLoop", "last-day")).toBe("Last 24 h: 2 runs, 2 complete, 0 errored");
     expect(await card("EchoLoop").locator("time").getAttribute("title")).toMatch(/\d{4}.*\d:\d\d:\d\d/);
-    expect(await stats("SleeperLoop", "last-run")).toBe("Never run");
-    expect(await stats("SleeperLoop", "last-day")).toBe("Last 24 h: 0 runs");
+    expect(await stats("LoggerLoop", "last-run")).toBe("Never run");
+    expect(await stats("LoggerLoop", "last-day")).toBe("Last 24 h: 0 runs");
     const skipped = page.getByRole("list", { name: "Skipped modules" });
     expect(await page.getByRole("heading", { name: "1 module skipped" }).count()).toBe(1);
     expect(await skipped.locator("li > p").allTextContents()).toEqual([
@@ -393,6 +436,22 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       "the module failed to load: Unexpected ;",
     ]);
     await browser.screenshot("13b-loops-stats-skipped");
+
+    // The errored count links to the runs it counts; the filters live in the URL and survive a reload.
+    await card("ThrowsLoop").getByRole("link", { name: "1 errored" }).click();
+    await page.getByRole("heading", { name: "Runs", level: 1 }).waitFor();
+    expect(new URL(page.url()).search).toBe("?status=errored&loop=loop_throws");
+    await page.locator("tr[data-run-id]").first().waitFor();
+    const statuses = async () => (await page.locator("tr[data-run-id] .badge").allTextContents()).sort();
+    expect(await statuses()).toEqual(["errored"]);
+    await page.reload();
+    await page.locator("tr[data-run-id]").first().waitFor();
+    expect(await page.getByLabel("Status").inputValue()).toBe("errored");
+    expect(await page.getByLabel("Loop").inputValue()).toBe("loop_throws");
+    await page.getByLabel("Status").selectOption("sleeping");
+    await page.getByText("No runs match these filters.").waitFor();
+    expect(new URL(page.url()).search).toBe("?status=sleeping&loop=loop_throws");
+    await browser.screenshot("13c-runs-filtered-empty");
   });
 
   test("works at phone width without sideways scrolling", async () => {

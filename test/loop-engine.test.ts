@@ -53,6 +53,7 @@ describe("running loops", () => {
       kind: "do" as const,
       status: "complete" as const,
       attempts: 1,
+      attemptLog: [{ attempt: 1, status: "complete" as const, error: null, startedAt: anyTime, finishedAt: anyTime }],
       result,
       error: null,
       startedAt: anyTime,
@@ -393,6 +394,45 @@ describe("durability", () => {
   });
 });
 
+describe("retries", () => {
+  test("every attempt of a retried step is kept with its error", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_flaky", input: { failures: 2 }, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId);
+    const [call] = run.steps;
+    expect({ status: run.status, output: run.output, attempts: call?.attempts, error: call?.error }).toEqual({
+      status: "complete",
+      output: { tries: 3 },
+      attempts: 3,
+      // The step succeeded in the end; the failures live on in its attempt log.
+      error: null,
+    });
+    expect(call?.attemptLog.map(({ attempt, status, error }) => ({ attempt, status, error }))).toEqual([
+      { attempt: 1, status: "errored", error: { name: "Error", message: "the gateway answered 503 (try 1)" } },
+      { attempt: 2, status: "errored", error: { name: "Error", message: "the gateway answered 503 (try 2)" } },
+      { attempt: 3, status: "complete", error: null },
+    ]);
+    for (const attempt of call?.attemptLog ?? []) {
+      expect(Date.parse(attempt.finishedAt ?? "")).toBeGreaterThanOrEqual(Date.parse(attempt.startedAt));
+    }
+  });
+
+  test("a step that spends its retries keeps every failure", async () => {
+    await using t = await testEngine();
+    t.engine.start();
+    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_flaky", input: { failures: 9 }, trigger: TRIGGER });
+    const run = await waitForStatus(t.engine, runId);
+    expect(run.status).toBe("errored");
+    expect(run.steps[0]?.attemptLog.map((a) => `${a.attempt}:${a.status}:${a.error?.message}`)).toEqual([
+      "1:errored:the gateway answered 503 (try 1)",
+      "2:errored:the gateway answered 503 (try 2)",
+      "3:errored:the gateway answered 503 (try 3)",
+      "4:errored:the gateway answered 503 (try 4)",
+    ]);
+  });
+});
+
 describe("terminate", () => {
   test("queued, running and sleeping runs are terminated; finished and unknown ones are told apart", async () => {
     await using t = await testEngine();
@@ -441,12 +481,15 @@ describe("terminate", () => {
       status: runningRecord?.status,
       error: runningRecord?.error,
       steps: runningRecord?.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`),
-      sleeping: t.engine.get(ORG, sleeping.runId)?.status,
+      attempts: runningRecord?.steps[0]?.attemptLog.map((a) => `${a.attempt}:${a.status}:${a.error?.name}`),
+      sleeping: t.engine.get(ORG, sleeping.runId)?.steps.map((s) => `${s.key}:${s.kind}:${s.status}`),
     }).toEqual({
       status: "terminated",
       error: { name: "Terminated", message: "the run was terminated" },
-      steps: ["wait:errored:Terminated"],
-      sleeping: "terminated",
+      // Cut short, not failed: the step and its attempt say so.
+      steps: ["wait:terminated:Terminated"],
+      attempts: ["1:terminated:Terminated"],
+      sleeping: ["before:do:complete", "nap:sleep:terminated"],
     });
   });
 

@@ -27,6 +27,17 @@ const stepSchema = v.looseObject({
   kind: v.string(),
   status: v.string(),
   attempts: v.number(),
+  /** Each try of the step, with its error; servers before the attempt log send none. */
+  attemptLog: v.optional(
+    v.array(
+      v.looseObject({
+        attempt: v.number(),
+        status: v.string(),
+        error: v.nullable(storedErrorSchema),
+        startedAt: v.string(),
+      }),
+    ),
+  ),
   result: v.optional(v.unknown()),
   error: v.nullable(storedErrorSchema),
   startedAt: v.string(),
@@ -221,4 +232,18 @@ export function printRun(run: RunView): void {
     }),
   );
   if (cut) print(s.dim("Long results are cut; --json prints them whole."));
+  // The tries that failed before a step's outcome, so a flaky dependency shows in the record.
+  // (The last try's error, if any, is the step's own, in the table.)
+  const failedTries = run.steps.flatMap((step, i) =>
+    (step.attemptLog ?? []).flatMap(({ attempt, error, startedAt }) =>
+      error === null || attempt >= step.attempts
+        ? []
+        : [`  ${i + 1} ${printable(step.name)}, try ${attempt} (${relativeTime(startedAt)}): ${errorText(error)}`],
+    ),
+  );
+  if (failedTries.length > 0) {
+    print();
+    print(s.bold("Failed tries"));
+    for (const line of failedTries) print(line);
+  }
 }

@@ -15,9 +15,10 @@ import { newId } from "../ids.ts";
 import type { Result } from "../result.ts";
 import { loopEnvironment } from "./environment.ts";
 import { decodeStoredJson, encodeStoredJson } from "./json.ts";
-import type { FromWorker, StoredError, ToWorker } from "./protocol.ts";
+import type { FromWorker, StepStatus, StoredError, ToWorker } from "./protocol.ts";
 import type { LoopDefinition } from "./registry.ts";
 import {
+  type AttemptRow,
   createRunStore,
   parseStoredError,
   type RunRow,
@@ -97,13 +98,23 @@ export interface RunStepRecord {
   key: string;
   index: number;
   kind: "do" | "sleep";
-  status: "running" | "sleeping" | "complete" | "errored";
+  status: StepStatus;
   attempts: number;
+  /** Each try of a `step.do`, oldest first, with the error of each one that failed. */
+  attemptLog: RunStepAttempt[];
   result: unknown;
   error: StoredError | null;
   startedAt: string;
   finishedAt: string | null;
   wakeAt: string | null;
+}
+
+export interface RunStepAttempt {
+  attempt: number;
+  status: AttemptRow["status"];
+  error: StoredError | null;
+  startedAt: string;
+  finishedAt: string | null;
 }
 
 export interface RunSummary {
@@ -366,7 +377,13 @@ export function createEngine(options: EngineOptions): Engine {
         return;
       case "attemptFailed":
         clearStepDeadline(run, message.key);
-        store.recordAttemptError(run.id, message.key, { name: message.errorName, message: message.errorMessage });
+        store.recordAttemptError(
+          run.id,
+          message.key,
+          message.attempt,
+          { name: message.errorName, message: message.errorMessage },
+          now(),
+        );
         return;
       case "stepDone":
         onStepDone(run, message);
@@ -642,7 +659,11 @@ export function createEngine(options: EngineOptions): Engine {
   function get(orgId: string, runId: string): RunRecord | null {
     const row = store.getRun(orgId, runId);
     if (row === null) return null;
-    return { ...toSummary(row), steps: store.getSteps(runId).map(toStepRecord) };
+    const attempts = Map.groupBy(store.getAttempts(runId), (attempt) => attempt.key);
+    return {
+      ...toSummary(row),
+      steps: store.getSteps(runId).map((step) => toStepRecord(step, attempts.get(step.key) ?? [])),
+    };
   }
 
   function list(orgId: string, listOptions: ListOptions = {}): Result<RunPage, ListError> {
@@ -720,7 +741,7 @@ function toSummary(row: RunRow): RunSummary {
   };
 }
 
-function toStepRecord(row: StepRow): RunStepRecord {
+function toStepRecord(row: StepRow, attempts: AttemptRow[]): RunStepRecord {
   return {
     name: row.name,
     key: row.key,
@@ -728,6 +749,13 @@ function toStepRecord(row: StepRow): RunStepRecord {
     kind: row.kind,
     status: row.status,
     attempts: row.attempts,
+    attemptLog: attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      status: attempt.status,
+      error: parseStoredError(attempt.error),
+      startedAt: iso(attempt.startedAt),
+      finishedAt: isoOrNull(attempt.finishedAt),
+    })),
     result: decodeStoredJson(row.result),
     error: parseStoredError(row.error),
     startedAt: iso(row.startedAt),

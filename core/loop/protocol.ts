@@ -3,12 +3,15 @@
  * loop code). Messages after `start` are flat objects of primitives on purpose: Bun posts those
  * without a structured clone, which keeps the per-step round trip in the tens of microseconds.
  */
+import type { runSteps } from "../../schema/tables.ts";
+
+export type StepStatus = (typeof runSteps.$inferSelect)["status"];
 
 /** A step row as the worker needs it to replay. */
 export interface StoredStep {
   key: string;
   kind: "do" | "sleep";
-  status: "running" | "sleeping" | "complete" | "errored";
+  status: StepStatus;
   /** JSON text, or null for an undefined result. */
   result: string | null;
   errorName: string | null;

@@ -7,12 +7,13 @@
  * write changes nothing and the engine learns it lost the run.
  */
 import type { Database } from "bun:sqlite";
-import type { runSteps, runs } from "../../schema/tables.ts";
+import type { runStepAttempts, runSteps, runs } from "../../schema/tables.ts";
 import type { StoredError, StoredStep } from "./protocol.ts";
 
 /** Rows as drizzle infers them from schema/tables.ts: one definition of the columns. */
 export type RunRow = typeof runs.$inferSelect & { rowid: number };
 export type StepRow = typeof runSteps.$inferSelect;
+export type AttemptRow = typeof runStepAttempts.$inferSelect;
 export type RunStatus = RunRow["status"];
 export type TriggerKind = RunRow["triggerKind"];
 
@@ -110,6 +111,23 @@ export function createRunStore(sqlite: Database) {
   const recordAttemptError = sqlite.prepare<void, { runId: string; key: string; error: string }>(
     "UPDATE run_steps SET error = $error WHERE runId = $runId AND key = $key",
   );
+  // The attempt log: one row per try of a step.do, written beside the step row it explains.
+  const startAttemptLog = sqlite.prepare<void, { runId: string; key: string; attempt: number; now: number }>(
+    "INSERT OR REPLACE INTO run_step_attempts (runId, key, attempt, status, startedAt) VALUES ($runId, $key, $attempt, 'running', $now)",
+  );
+  const finishAttemptLog = sqlite.prepare<
+    void,
+    { runId: string; key: string; attempt: number; status: string; error: string | null; now: number }
+  >(
+    "UPDATE run_step_attempts SET status = $status, error = COALESCE($error, error), finishedAt = COALESCE(finishedAt, $now) " +
+      "WHERE runId = $runId AND key = $key AND attempt = $attempt",
+  );
+  const closeOpenAttempts = sqlite.prepare<void, { runId: string; status: string; error: string; now: number }>(
+    "UPDATE run_step_attempts SET status = $status, error = $error, finishedAt = $now WHERE runId = $runId AND status = 'running'",
+  );
+  const selectAttempts = sqlite.prepare<AttemptRow, [string]>(
+    "SELECT * FROM run_step_attempts WHERE runId = ?1 ORDER BY key, attempt",
+  );
   const upsertFinishedStep = sqlite.prepare<
     void,
     StepWrite & {
@@ -137,8 +155,8 @@ export function createRunStore(sqlite: Database) {
     "UPDATE runs SET status = $status, output = $output, error = $error, finishedAt = $now, updatedAt = $now, " +
       `leaseOwner = NULL, leaseExpiresAt = NULL, wakeAt = NULL WHERE ${OWNED}`,
   );
-  const failOpenSteps = sqlite.prepare<void, { runId: string; now: number; error: string }>(
-    "UPDATE run_steps SET status = 'errored', error = $error, finishedAt = $now WHERE runId = $runId AND status IN ('running', 'sleeping')",
+  const closeOpenSteps = sqlite.prepare<void, { runId: string; now: number; error: string; status: string }>(
+    "UPDATE run_steps SET status = $status, error = $error, finishedAt = $now WHERE runId = $runId AND status IN ('running', 'sleeping')",
   );
   const requeueOwned = sqlite.prepare<void, { runId: string; owner: string; now: number }>(
     `UPDATE runs SET status = 'queued', leaseOwner = NULL, leaseExpiresAt = NULL, updatedAt = $now WHERE ${OWNED}`,
@@ -204,11 +222,20 @@ export function createRunStore(sqlite: Database) {
     },
 
     recordAttempt(write: StepWrite & { attempt: number }): void {
-      upsertAttempt.run(write);
+      atomically(() => {
+        upsertAttempt.run(write);
+        startAttemptLog.run({ runId: write.runId, key: write.key, attempt: write.attempt, now: write.now });
+        return true;
+      });
     },
 
-    recordAttemptError(runId: string, key: string, error: StoredError): void {
-      recordAttemptError.run({ runId, key, error: JSON.stringify(error) });
+    recordAttemptError(runId: string, key: string, attempt: number, error: StoredError, now: number): void {
+      const errorJson = JSON.stringify(error);
+      atomically(() => {
+        recordAttemptError.run({ runId, key, error: errorJson });
+        finishAttemptLog.run({ runId, key, attempt, status: "errored", error: errorJson, now });
+        return true;
+      });
     },
 
     /** Persists a finished `step.do`; false when the run is no longer ours. */
@@ -235,6 +262,14 @@ export function createRunStore(sqlite: Database) {
           error: write.error === null ? null : JSON.stringify(write.error),
           attempts: write.attempts,
           wakeAt: null,
+        });
+        finishAttemptLog.run({
+          runId: write.runId,
+          key: write.key,
+          attempt: write.attempts,
+          status: write.status,
+          error: write.error === null ? null : JSON.stringify(write.error),
+          now: write.now,
         });
         return true;
       });
@@ -273,11 +308,9 @@ export function createRunStore(sqlite: Database) {
       return atomically(() => {
         if (finishOwned.run({ runId, owner, now, status: "errored", output: null, error: errorJson }).changes === 0)
           return false;
-        failOpenSteps.run({
-          runId,
-          now,
-          error: JSON.stringify({ name: "RunEnded", message: "the run ended before this step finished" }),
-        });
+        const ended = JSON.stringify({ name: "RunEnded", message: "the run ended before this step finished" });
+        closeOpenSteps.run({ runId, now, error: ended, status: "errored" });
+        closeOpenAttempts.run({ runId, now, error: ended, status: "errored" });
         return true;
       });
     },
@@ -291,7 +324,9 @@ export function createRunStore(sqlite: Database) {
       const error = JSON.stringify({ name: "Terminated", message: "the run was terminated" });
       return atomically(() => {
         if (terminateRun.run({ runId, orgId, now, error }).changes === 0) return false;
-        failOpenSteps.run({ runId, now, error });
+        // A step open at that moment (a sleep, an attempt in flight) was cut short, not failed.
+        closeOpenSteps.run({ runId, now, error, status: "terminated" });
+        closeOpenAttempts.run({ runId, now, error, status: "terminated" });
         return true;
       });
     },
@@ -316,6 +351,10 @@ export function createRunStore(sqlite: Database) {
 
     getSteps(runId: string): StepRow[] {
       return selectSteps.all(runId);
+    },
+
+    getAttempts(runId: string): AttemptRow[] {
+      return selectAttempts.all(runId);
     },
 
     /** Per loop: runs created since `since` by final status, and the latest run's status. */
