@@ -1,6 +1,6 @@
 /** The commands a plan contains, for real: init → route → agent build → verify, and plans run by --exec. */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer } from "./support/server.ts";
 import { cli, deadServerUrl, json, tempDir } from "./fixtures/cli/cli.ts";
@@ -244,5 +244,41 @@ describe("health init / route / agent build / verify", () => {
       .checks.filter((c) => !c.ok)
       .map((c) => c.name);
     expect(failed).toEqual(["server", "credentials"]);
+  });
+
+  test("a plan made in a folder with other files runs its steps in the workspace it creates", async () => {
+    using dir = tempDir("health-cli-ws-");
+    writeFileSync(join(dir, "notes.md"), "# our clinic's ideas\n");
+    const planned = await cli(["code", "--prompt", "build an SMS intake agent for our clinic", "--json"], {
+      cwd: dir,
+      home: dir,
+    });
+    const plan = json<{ session_id: string }>(planned);
+    const exec = (step: number, cwd: string = dir) =>
+      cli(["code", "--exec", "--session-id", plan.session_id, "--step", String(step)], { cwd, home: dir });
+
+    // Step 2 before step 1: told to run step 1 first, nothing runs.
+    const early = await exec(2);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain("Step 2 runs in the workspace that step 1 creates, which does not exist yet");
+    expect(early.stderr).toContain(`health code --exec --session-id ${plan.session_id} --step 1`);
+
+    const init = await exec(1);
+    expect(init.code).toBe(0);
+    const ws = join(dir, "intake-agent");
+    expect(existsSync(join(ws, "health.json"))).toBe(true);
+    const route = await exec(2);
+    expect({ code: route.code, stderr: route.stderr }).toMatchObject({ code: 0 });
+    expect(route.stdout + route.stderr).toContain("(in ./intake-agent)");
+    // From inside the workspace the session is still found (it lives in the folder above).
+    expect((await exec(3, ws)).code).toBe(0);
+    expect((await exec(4, ws)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(ws, "health.json"), "utf8"))).toMatchObject({
+      name: "intake-agent",
+      routes: { "intake-sms": { task: "intake" } },
+    });
+    expect(existsSync(join(dir, "health.json"))).toBe(false);
+    // Every step's run file sits with the session, in the folder where the plan was made.
+    expect(readdirSync(join(dir, ".health", "code", "runs")).length).toBe(4);
   });
 });

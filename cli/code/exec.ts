@@ -4,12 +4,22 @@
  * before it runs, and it runs without a shell, as this CLI itself, with stdin closed and a
  * timeout. Every attempt, run or refused, leaves a run file saying what happened.
  */
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
 import { checkCommand } from "../../core/gate.ts";
-import { ExitCode, UsageError } from "../errors.ts";
+import { CliError, ExitCode, UsageError } from "../errors.ts";
 import { log } from "../lib/log.ts";
 import { colorEnabled } from "../lib/output.ts";
-import { type RunRecord, loadSession, type SavedStep, writeRun } from "./store.ts";
+import { MANIFEST_FILE } from "../lib/workspace.ts";
+import {
+  loadSession,
+  locateSession,
+  type RunRecord,
+  type SavedSession,
+  type SavedStep,
+  saveWorkspaceDir,
+  writeRun,
+} from "./store.ts";
 
 /** The CLI's own entry point: steps run as `[bun, cli/bin.ts, ...argv]`, never through a shell. */
 export const CLI_ENTRY = join(import.meta.dir, "..", "bin.ts");
@@ -66,8 +76,49 @@ export function gateStep(step: SavedStep): { ok: true; argv: string[] } | { ok: 
   return { ok: true, argv };
 }
 
+/** The plan's `health init <name>` step: its number and the workspace name, if it has one. */
+function initStepOf(plan: readonly SavedStep[]): { step: number; name: string } | undefined {
+  for (const step of plan) {
+    const verdict = checkCommand(step.command);
+    if (!verdict.ok) continue;
+    const argv = verdict.argv[0] === "health" ? verdict.argv.slice(1) : verdict.argv;
+    const name = argv[0] === "init" ? argv.slice(1).find((arg) => !arg.startsWith("-")) : undefined;
+    if (name !== undefined) return { step: step.step, name };
+  }
+  return undefined;
+}
+
+/** Where `health init <name>`, run in `base`, put the workspace: `./<name>`, or `base` itself. */
+function scaffolded(base: string, name: string): string | undefined {
+  if (existsSync(join(base, name, MANIFEST_FILE))) return name;
+  if (existsSync(join(base, MANIFEST_FILE))) return ".";
+  return undefined;
+}
+
+/**
+ * The directory a step runs in. A plan runs from where it was made; once its `health init` step
+ * has scaffolded the workspace, the steps after it run inside that workspace.
+ */
+function stepDirectory(session: SavedSession, base: string, step: SavedStep): string {
+  const init = initStepOf(session.tool_plan);
+  // A plan with no init step works in the workspace an earlier plan of the session made, if any.
+  if (init === undefined) return join(base, session.workspace_dir ?? ".");
+  if (step.step <= init.step) return base;
+  const workspace = session.workspace_dir ?? scaffolded(base, init.name);
+  if (workspace === undefined) {
+    throw new CliError(
+      `Step ${step.step} runs in the workspace that step ${init.step} creates, which does not exist yet`,
+      {
+        hint: `Run step ${init.step} first: health code --exec --session-id ${session.session_id} --step ${init.step}`,
+      },
+    );
+  }
+  return join(base, workspace);
+}
+
 export async function execStep(options: ExecOptions): Promise<ExecResult> {
-  const session = loadSession(options.sessionId);
+  const home = locateSession(options.sessionId);
+  const session = loadSession(options.sessionId, home);
   const step = pickStep(session.tool_plan, options.step, options.sessionId);
   const startedAt = new Date().toISOString();
   const base = { run_id: crypto.randomUUID(), session_id: session.session_id, step: step.step, command: step.command };
@@ -84,10 +135,17 @@ export async function execStep(options: ExecOptions): Promise<ExecResult> {
       started_at: startedAt,
       finished_at: new Date().toISOString(),
     };
-    return { record, path: writeRun(record), exitCode: ExitCode.blocked };
+    return { record, path: writeRun(record, home), exitCode: ExitCode.blocked };
   }
-  if (options.stream) log.info(`Step ${step.step}: ${step.command}`);
+  const cwd = stepDirectory(session, home, step);
+  if (options.stream) {
+    const where = relative(process.cwd(), cwd);
+    log.info(
+      `Step ${step.step}: ${step.command}${where === "" ? "" : ` (in ${where.startsWith(".") ? where : `./${where}`})`}`,
+    );
+  }
   const child = Bun.spawn([process.execPath, CLI_ENTRY, ...verdict.argv], {
+    cwd,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -113,7 +171,12 @@ export async function execStep(options: ExecOptions): Promise<ExecResult> {
     started_at: startedAt,
     finished_at: new Date().toISOString(),
   };
-  const path = writeRun(record);
+  const path = writeRun(record, home);
+  const init = initStepOf(session.tool_plan);
+  if (exitCode === 0 && !timedOut && init?.step === step.step) {
+    const workspace = scaffolded(cwd, init.name);
+    if (workspace !== undefined) saveWorkspaceDir(session, relative(home, join(cwd, workspace)) || ".", home);
+  }
   return { record, path, exitCode: timedOut ? ExitCode.failure : exitCode };
 }
 

@@ -3,8 +3,8 @@
  * (the workspace): one JSON file per session, an append-only audit log with no prompt text, and
  * one file per executed step.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import { isIntent } from "../../core/intents.ts";
 import { CliError } from "../errors.ts";
@@ -60,6 +60,11 @@ const savedSessionSchema = v.object({
   audit_id: v.nullable(v.string()),
   tool_plan: v.array(stepSchema),
   turns: v.array(turnSummarySchema),
+  /**
+   * Where the plan's `health init` step put the workspace, relative to the directory that holds
+   * this session (`.` when it scaffolded in place); later steps run there. Absent until it ran.
+   */
+  workspace_dir: v.optional(v.string()),
 });
 
 /**
@@ -121,10 +126,35 @@ export function saveTurn(turn: Turn, previous: SavedSession | undefined, cwd?: s
     audit_id: turn.audit_id ?? null,
     tool_plan: turn.tool_plan,
     turns: [...(previous?.turns ?? []), summary],
+    // A new plan that scaffolds its own workspace starts over; otherwise it works where the last one did.
+    ...(previous?.workspace_dir !== undefined && !turn.tool_plan.some((step) => /^health\s+init\s/.test(step.command))
+      ? { workspace_dir: previous.workspace_dir }
+      : {}),
   };
   ensureDir(sessionsDir(cwd));
   writeAtomically(sessionPath(turn.session_id, cwd), `${JSON.stringify(session, null, 2)}\n`);
   return session;
+}
+
+/**
+ * The directory whose `.health/code/sessions/` holds `sessionId`: `from` or the nearest parent
+ * that has it, so a step can be run from inside the workspace the plan created, too.
+ */
+export function locateSession(sessionId: string, from = process.cwd()): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(sessionPath(sessionId, dir))) return dir;
+    if (dirname(dir) === dir) break;
+  }
+  throw new CliError(`No saved session ${sessionId} in ${sessionsDir(from)} or the directories above it`, {
+    hint: 'Sessions are saved in the directory where health code ran; plan one with health code --prompt "…"',
+  });
+}
+
+/** Records where the plan's workspace is, so the next steps run in it. */
+export function saveWorkspaceDir(session: SavedSession, workspaceDir: string, cwd: string): SavedSession {
+  const updated = { ...session, workspace_dir: workspaceDir };
+  writeAtomically(sessionPath(session.session_id, cwd), `${JSON.stringify(updated, null, 2)}\n`);
+  return updated;
 }
 
 /** The saved session, or a clear error: missing, unreadable, or not in the expected shape. */
