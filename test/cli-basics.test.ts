@@ -1,9 +1,10 @@
 /** The CLI's surface: help, version, usage errors with suggestions, colour, offline tools. */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { whenTime } from "../cli/lib/output.ts";
 import { relativeTime } from "../core/relative-time.ts";
-import { cli, json, tempDir } from "./fixtures/cli/cli.ts";
+import { cli, cliEnv, json, tempDir } from "./fixtures/cli/cli.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
@@ -151,5 +152,38 @@ describe("times as people read them", () => {
   test("detail views keep the absolute time beside the relative one", () => {
     expect(whenTime("2026-11-21T23:41:00Z", now)).toBe("in 1 min, 2026-11-21 23:41Z");
     expect(whenTime(null, now)).toBe("never");
+  });
+});
+
+describe("the health launcher (package.json bin, what npm link and npx run)", () => {
+  const launcher = join(import.meta.dir, "..", "cli", "health.mjs");
+  async function launch(args: string[], env: Record<string, string> = {}) {
+    using dir = tempDir("health-launcher-");
+    const child = Bun.spawn(["node", launcher, ...args], {
+      cwd: `${dir}`,
+      env: cliEnv(`${dir}`, env),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
+    return { code, stdout, stderr };
+  }
+
+  test("runs the CLI with this package's Bun from any folder, passing output and exit codes through", async () => {
+    expect(await launch(["--version"])).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+    const usage = await launch(["tokens", "list", "--bogus"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("Unknown option --bogus");
+  });
+
+  test("says how to fix a missing Bun", async () => {
+    const result = await launch(["--version"], { HEALTH_BUN: "/nonexistent/bun" });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("health: could not start Bun");
+    expect(result.stderr).toContain("HEALTH_BUN");
   });
 });

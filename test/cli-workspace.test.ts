@@ -53,6 +53,17 @@ describe("health init / route / agent build / verify", () => {
     expect(source).toContain("export class FrontDeskLoop extends Workflow");
     expect(source).toContain("step.do(");
     expect(JSON.parse(readFileSync(join(ws, "package.json"), "utf8")).dependencies.health).toStartWith("file:");
+    // Linked as npm install would: npx health in the workspace is this CLI, never a registry package.
+    const npx = Bun.spawn(["npx", "--offline", "--no-install", "health", "--version"], {
+      cwd: ws,
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, HOME: `${root}` },
+    });
+    expect({ code: await npx.exited, out: (await new Response(npx.stdout).text()).trim() }).toEqual({
+      code: 0,
+      out: JSON.parse(readFileSync(join(import.meta.dir, "..", "package.json"), "utf8")).version,
+    });
 
     const again = await cli(["init", "front-desk", "--channel", "sms"], { cwd: root, home: root });
     expect(again.code).toBe(1);
@@ -105,6 +116,7 @@ describe("health init / route / agent build / verify", () => {
     expect(checklist.checks.map((c) => c.name)).toEqual([
       "manifest",
       "loop sources",
+      "health link",
       "routes",
       "build",
       "server",
@@ -209,7 +221,7 @@ describe("health init / route / agent build / verify", () => {
     expect(result.stdout).toMatch(/✖ fail\s+manifest\s+no health\.json/);
     expect(result.stdout).toMatch(/✖ fail\s+server\s+.*not reachable/);
     expect(result.stdout).toMatch(/✖ fail\s+credentials\s+You are not logged in/);
-    expect(result.stdout).toContain("6 of 6 checks failed.");
+    expect(result.stdout).toContain("7 of 7 checks failed.");
   });
 
   test("a plan from health code runs step by step with --exec in an empty directory", async () => {

@@ -1,5 +1,5 @@
 /** `health init <name> --channel <channel>`: scaffold a workspace with one loop. */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { defineCommand } from "citty";
 import { channels } from "../../core/commands.ts";
@@ -21,8 +21,9 @@ health code --exec in a fresh directory keeps working in the workspace it just c
 
 What: health.json ({ name, channel, loops: [{ name, entry }], routes: {} }); loops/<name>.ts, a class
 extending Workflow from health/loop that validates, routes and acknowledges with step.do; a
-tsconfig.json whose "paths" map health/loop to this CLI's SDK (so it type-checks and builds with no
-install step); and a package.json that depends on health (file: this CLI) for node_modules users.
+tsconfig.json whose "paths" map health/loop to this CLI's SDK; a package.json that depends on health
+(file: this CLI), already linked into node_modules/ as npm install would, so that npx health in the
+workspace runs this CLI and health/loop resolves with no install step (health verify checks both).
 
 Examples:
   health init intake --channel sms
@@ -61,6 +62,7 @@ Examples:
     writeFileSync(join(dir, "tsconfig.json"), tsconfigTemplate(LOOP_SDK));
     writeFileSync(join(dir, "package.json"), packageJsonTemplate(args.name, PACKAGE_ROOT));
     if (!existsSync(join(dir, ".gitignore"))) writeFileSync(join(dir, ".gitignore"), ".health/\nnode_modules/\n");
+    linkHealth(dir);
 
     const files = [MANIFEST_FILE, entry, "tsconfig.json", "package.json"];
     if (args.json === true) {
@@ -73,9 +75,24 @@ Examples:
     log.success(`Created the ${channel} workspace "${args.name}" in ${where}`);
     for (const file of files) process.stdout.write(`  ${file}\n`);
     const next = inPlace ? "" : `cd ${args.name} && `;
-    log.info(`Next: ${next}health route --task <task> --prompt "<text>" --save --name <name>, then health agent build`);
+    log.info(
+      `Next: ${next}npx health route --task <task> --prompt "<text>" --save --name <name>, then npx health agent build`,
+    );
   },
 });
+
+/**
+ * What `npm install` would make of the package.json's `health: file:…` dependency, made at once:
+ * node_modules/health → this CLI's package, and node_modules/.bin/health → its launcher. Then
+ * `npx health` inside the workspace runs this CLI (never a registry package of the same name), and
+ * `import … from "health/loop"` resolves for Bun, editors and tsc without an install step.
+ */
+function linkHealth(dir: string): void {
+  const bin = join(dir, "node_modules", ".bin");
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(PACKAGE_ROOT, join(dir, "node_modules", "health"), "dir");
+  symlinkSync(join("..", "health", "cli", "health.mjs"), join(bin, "health"));
+}
 
 /** Empty, or holding only hidden entries (.health/, .git/, .gitignore…). */
 function isEffectivelyEmpty(dir: string): boolean {

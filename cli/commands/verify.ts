@@ -1,5 +1,5 @@
 /** `health verify`: a checklist of the workspace, its build, the server and the stored login. */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import * as v from "valibot";
@@ -27,7 +27,8 @@ export default defineCommand({
     name: "verify",
     description: `Check the workspace and print a pass/fail checklist; exit 1 if any check fails.
 
-Checks: health.json is a valid manifest; every loop's source exists; saved routes hold no
+Checks: health.json is a valid manifest; every loop's source exists; node_modules/health links this
+CLI (npx health, and health/loop for the loops); saved routes hold no
 unredacted identifiers and no clinical prompt; .health/build is up to date with the sources
 (health agent build); the server answers /healthz; stored credentials are valid for it.
 
@@ -49,6 +50,7 @@ Examples:
     const checks: Check[] = [
       { name: "manifest", ok: read.ok, detail: read.ok ? describe(read.manifest) : read.problems.join("; ") },
       checkSources(manifest, cwd),
+      checkHealthLink(manifest, cwd),
       checkRoutes(manifest),
       checkBuild(manifest, cwd),
     ];
@@ -78,6 +80,32 @@ function checkSources(manifest: Manifest | undefined, cwd: string): Check {
   return missing.length === 0
     ? { name: "loop sources", ok: true, detail: manifest.loops.map((loop) => loop.entry).join(", ") }
     : { name: "loop sources", ok: false, detail: `missing: ${missing.join(", ")}` };
+}
+
+/**
+ * node_modules/health is this CLI's package (as `health init` links it, or `npm install` from the
+ * workspace's package.json): `npx health` here runs it, and loops resolve `health/loop` to its SDK.
+ */
+function checkHealthLink(manifest: Manifest | undefined, cwd: string): Check {
+  const name = "health link";
+  if (manifest === undefined) return needsManifest(name);
+  const linked = join(cwd, "node_modules", "health");
+  const missing = {
+    name,
+    ok: false,
+    detail: "node_modules/health is missing or is not this CLI: run npm install here (package.json links it)",
+  };
+  let pkg: { name?: unknown; exports?: Record<string, unknown> };
+  try {
+    pkg = JSON.parse(readFileSync(join(linked, "package.json"), "utf8"));
+  } catch {
+    return missing;
+  }
+  if (pkg.name !== "health" || pkg.exports?.["./loop"] === undefined) return missing;
+  if (!existsSync(join(cwd, "node_modules", ".bin", "health"))) {
+    return { name, ok: false, detail: "node_modules/.bin/health is missing: run npm install here" };
+  }
+  return { name, ok: true, detail: `npx health and health/loop use ${realpathSync(linked)}` };
 }
 
 /** A route edited by hand could carry what `health route` would have redacted or refused. */
