@@ -35,6 +35,8 @@ export interface ExecOptions {
   timeoutSeconds: number;
   /** Stream the step's output to this process's stdout/stderr as it arrives. */
   stream: boolean;
+  /** Stops the step (SIGTERM), as when the REPL that started it quits. */
+  signal?: AbortSignal;
 }
 
 export interface ExecResult {
@@ -151,6 +153,7 @@ export async function execStep(options: ExecOptions): Promise<ExecResult> {
     stderr: "pipe",
     timeout: options.timeoutSeconds * 1000,
     killSignal: "SIGTERM",
+    ...(options.signal ? { signal: options.signal } : {}),
     // The step writes into a pipe; it should colour exactly when its output ends up on our terminal.
     env: { ...process.env, FORCE_COLOR: options.stream && colorEnabled(process.stdout) ? "1" : "0" },
   });

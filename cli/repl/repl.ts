@@ -1,8 +1,10 @@
 /**
  * `health code` with no prompt: the interactive planner. Each turn is classified, redacted and
  * planned (offline, or hosted when toggled with Ctrl+H), saved to the session file, and logged
- * as one audit row without prompt text. Esc or Ctrl+C quits and restores the terminal.
+ * as one audit row without prompt text. `/run <n>` runs a step of the plan in place, through the
+ * same gate as `--exec`; `/help` lists the keys. Esc or Ctrl+C quits and restores the terminal.
  */
+import { DEFAULT_STEP_TIMEOUT_SECONDS, execStep } from "../code/exec.ts";
 import { findHostedLogin } from "../code/hosted.ts";
 import {
   appendAudit,
@@ -29,6 +31,18 @@ export interface ReplOptions {
 
 /** Longest input line accepted; a prompt is a sentence or two, not a document. */
 const MAX_INPUT_CHARS = 4_000;
+/** Chat entries kept for scrolling back; older ones are in the session file. */
+const MAX_CHAT_ENTRIES = 200;
+/** Lines of a step's output shown in the conversation; the run file keeps all of it. */
+const MAX_OUTPUT_LINES = 200;
+
+const HELP = [
+  "Type what you want to build and press Enter: the turn is classified, redacted and planned.",
+  "/run <n>   run step n of the plan here, through the same gate as health code --exec",
+  "/help      this list          /quit   leave (or Esc, Ctrl+C)",
+  "↑ ↓        earlier inputs     PgUp PgDn   scroll the conversation",
+  "Ctrl+H     offline/hosted     Ctrl+U clear the line    Ctrl+L redraw",
+].join("\n");
 
 class Repl {
   mode: Mode = "offline";
@@ -37,9 +51,19 @@ class Repl {
   plan: Turn | undefined;
   input = "";
   busy = false;
+  activity: string | undefined;
   turns = 0;
+  /** Lines scrolled back (PageUp); 0 follows the conversation. */
+  scroll = 0;
+  private page = 10;
+  /** Inputs sent, oldest first, and where Up/Down is in them (undefined: editing a new line). */
+  private readonly history: string[] = [];
+  private historyAt: number | undefined;
+  private draft = "";
   private saved: SavedSession | undefined;
   private inflight: AbortController | undefined;
+  /** The step /run is running, stopped if the REPL quits. */
+  private stepRun: AbortController | undefined;
   /** Where hosted turns go, looked up when hosted mode is switched on. */
   private hostedServer: string | undefined;
   /** Set once quitting began: a hosted answer arriving after that is dropped, not saved. */
@@ -64,14 +88,37 @@ class Repl {
         server,
         sessionId: this.sessionId,
         turns: this.turns,
-        chat: this.chat.slice(-50),
+        chat: this.chat.slice(-MAX_CHAT_ENTRIES),
         plan: this.plan,
         input: this.input,
         busy: this.busy,
+        activity: this.activity,
+        scroll: this.scroll,
       },
       { cols: this.terminal.cols, rows: this.terminal.rows, color: colorEnabled(process.stdout) },
     );
+    this.scroll = Math.min(this.scroll, frame.maxScroll);
+    this.page = frame.page;
     this.terminal.draw(frame);
+  }
+
+  /** Up: the input before; Down: the one after, and past the newest, the line being typed. */
+  recall(step: -1 | 1): void {
+    if (this.history.length === 0) return;
+    if (this.historyAt === undefined) {
+      if (step === 1) return;
+      this.draft = this.input;
+      this.historyAt = this.history.length - 1;
+    } else {
+      this.historyAt += step;
+    }
+    if (this.historyAt < 0) this.historyAt = 0;
+    if (this.historyAt >= this.history.length) {
+      this.historyAt = undefined;
+      this.input = this.draft;
+      return;
+    }
+    this.input = this.history[this.historyAt] ?? "";
   }
 
   onKeys(keys: readonly Key[]): void {
@@ -99,6 +146,18 @@ class Repl {
           this.input = "";
           break;
         case "redraw":
+          break;
+        case "history-prev":
+          this.recall(-1);
+          break;
+        case "history-next":
+          this.recall(1);
+          break;
+        case "page-up":
+          this.scroll += this.page;
+          break;
+        case "page-down":
+          this.scroll = Math.max(0, this.scroll - this.page);
           break;
         case "text":
           this.input = (this.input + key.text).slice(0, MAX_INPUT_CHARS);
@@ -142,21 +201,106 @@ class Repl {
     const prompt = this.input.trim();
     if (prompt === "") return;
     if (this.busy) {
-      this.chat.push({ who: "notice", tone: "info", text: "Still planning the last turn; wait for it." });
-      return;
-    }
-    if (prompt === "/quit" || prompt === "/exit") {
-      this.quit();
+      this.chat.push({ who: "notice", tone: "info", text: `Still busy (${this.activity ?? "working"}); wait for it.` });
       return;
     }
     this.input = "";
+    this.historyAt = undefined;
+    this.scroll = 0;
+    // Kept in memory only, as typed, for Up/Down; never written anywhere.
+    if (this.history.at(-1) !== prompt) this.history.push(prompt);
+    if (prompt.startsWith("/")) {
+      this.command(prompt);
+      return;
+    }
     // The chat shows what is planned and, in hosted mode, sent: the redacted prompt.
     this.chat.push({ who: "you", text: inspect(prompt).redacted });
+    this.work(this.mode === "hosted" ? "asking the hosted planner…" : "planning…", () => this.planTurn(prompt));
+  }
+
+  private work(activity: string, task: () => Promise<void>): void {
     this.busy = true;
-    void this.planTurn(prompt).finally(() => {
+    this.activity = activity;
+    void task().finally(() => {
       this.busy = false;
+      this.activity = undefined;
       this.render();
     });
+  }
+
+  /** The slash commands: /run <n>, /help, /quit. */
+  private command(line: string): void {
+    const [name = "", ...rest] = line.split(/\s+/);
+    if (name === "/quit" || name === "/exit") {
+      this.quit();
+      return;
+    }
+    if (name === "/help") {
+      this.chat.push({ who: "output", text: HELP });
+      return;
+    }
+    if (name === "/run") {
+      const step = rest.length === 1 && /^\d{1,4}$/.test(rest[0] ?? "") ? Number(rest[0]) : Number.NaN;
+      if (!Number.isInteger(step) || step < 1) {
+        this.chat.push({ who: "notice", tone: "warn", text: "Usage: /run <n>, with n a step number of the plan" });
+        return;
+      }
+      if (this.plan === undefined || this.saved === undefined) {
+        this.chat.push({ who: "notice", tone: "warn", text: "No plan yet: describe what to build first." });
+        return;
+      }
+      this.chat.push({ who: "you", text: line });
+      this.work(`running step ${step}…`, () => this.runStep(step));
+      return;
+    }
+    this.chat.push({ who: "notice", tone: "warn", text: `Unknown command ${name}: /help lists them.` });
+  }
+
+  /** Runs a saved step as health code --exec does (same gate, no shell), its output in the chat. */
+  private async runStep(step: number): Promise<void> {
+    this.stepRun = new AbortController();
+    try {
+      const result = await execStep({
+        sessionId: this.sessionId,
+        step,
+        timeoutSeconds: DEFAULT_STEP_TIMEOUT_SECONDS,
+        stream: false,
+        signal: this.stepRun.signal,
+      });
+      if (this.finishedAlready) return;
+      const { record } = result;
+      const output = `${record.stdout}${record.stderr}`.replace(/\x1b\[[0-9;]*m/g, "").trimEnd();
+      const lines = output === "" ? [] : output.split("\n");
+      const shown =
+        lines.length > MAX_OUTPUT_LINES
+          ? [`… ${lines.length - MAX_OUTPUT_LINES} earlier lines in ${result.path}`, ...lines.slice(-MAX_OUTPUT_LINES)]
+          : lines;
+      if (shown.length > 0) this.chat.push({ who: "output", text: shown.join("\n") });
+      if (record.blocked_reason !== null) {
+        this.chat.push({
+          who: "notice",
+          tone: "error",
+          text: `Step ${step} is blocked and was not run: ${record.blocked_reason}`,
+        });
+      } else if (record.timed_out) {
+        this.chat.push({
+          who: "notice",
+          tone: "error",
+          text: `Step ${step} was stopped after ${DEFAULT_STEP_TIMEOUT_SECONDS} s.`,
+        });
+      } else {
+        this.chat.push({
+          who: "notice",
+          tone: result.exitCode === 0 ? "info" : "error",
+          text: `Step ${step} exited with code ${record.exit_code}. Run record: ${result.path}`,
+        });
+      }
+    } catch (error) {
+      if (this.finishedAlready) return;
+      this.chat.push({ who: "notice", tone: "error", text: error instanceof Error ? error.message : String(error) });
+    } finally {
+      this.stepRun = undefined;
+    }
   }
 
   private async planTurn(prompt: string): Promise<void> {
@@ -205,6 +349,7 @@ class Repl {
     if (this.finishedAlready) return;
     this.finishedAlready = true;
     this.inflight?.abort();
+    this.stepRun?.abort();
     this.finished();
   }
 }

@@ -12,26 +12,59 @@ export type Key =
   | { name: "clear-line" }
   | { name: "redraw" }
   | { name: "eof" }
+  | { name: "history-prev" }
+  | { name: "history-next" }
+  | { name: "page-up" }
+  | { name: "page-down" }
   | { name: "text"; text: string };
+
+/** Escape sequences that mean something here: arrows (CSI and SS3 forms) and PageUp/PageDown. */
+const SEQUENCES: Readonly<Record<string, Key>> = {
+  "\x1b[A": { name: "history-prev" },
+  "\x1bOA": { name: "history-prev" },
+  "\x1b[B": { name: "history-next" },
+  "\x1bOB": { name: "history-next" },
+  "\x1b[5~": { name: "page-up" },
+  "\x1b[6~": { name: "page-down" },
+};
+
+/** One escape sequence at the start of `text`: CSI (ESC [ params final), SS3 (ESC O x) or Alt+key. */
+function sequenceAt(text: string): string {
+  const csi = /^\x1b\[[0-9;?<>=]*[@-~]/.exec(text) ?? /^\x1bO./.exec(text);
+  if (csi) return csi[0];
+  return text.slice(0, 2);
+}
 
 const ENTER_SCREEN = "\x1b[?1049h\x1b[H\x1b[2J";
 const LEAVE_SCREEN = "\x1b[0m\x1b[?2026l\x1b[?25h\x1b[?1049l";
 
 /**
- * Keys from one chunk of raw input. A chunk that is exactly ESC is the Esc key; a longer one
- * starting with ESC is an escape sequence (arrows, function keys, Alt+key) and is ignored.
- * Ctrl+H arrives as 0x08, so Backspace is DEL (0x7f), as terminals send it by default.
+ * Keys from one chunk of raw input. A chunk that is exactly ESC is the Esc key; inside a longer
+ * chunk ESC starts an escape sequence: Up/Down and PageUp/PageDown are keys, the others (Left,
+ * Right, function keys, Alt+key) are ignored. Ctrl+H arrives as 0x08, so Backspace is DEL (0x7f),
+ * as terminals send it by default.
  */
 export function decodeKeys(chunk: string): Key[] {
   if (chunk === "\x1b") return [{ name: "quit" }];
-  if (chunk.startsWith("\x1b")) return [];
   const keys: Key[] = [];
   let text = "";
   const flush = () => {
     if (text !== "") keys.push({ name: "text", text });
     text = "";
   };
-  for (const char of chunk) {
+  for (let at = 0; at < chunk.length; ) {
+    if (chunk[at] === "\x1b") {
+      const sequence = sequenceAt(chunk.slice(at));
+      const key = SEQUENCES[sequence];
+      if (key !== undefined) {
+        flush();
+        keys.push(key);
+      }
+      at += sequence.length;
+      continue;
+    }
+    const char = String.fromCodePoint(chunk.codePointAt(at) ?? 0);
+    at += char.length;
     const control: Key | undefined =
       char === "\x03"
         ? { name: "quit" }
