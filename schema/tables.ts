@@ -170,8 +170,22 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_org_loop_created").on(t.orgId, t.loopId, t.createdAt),
     index("runs_status_wake").on(t.status, t.wakeAt),
+    // The fair claim: ready runs per organization and loop, queued ones in arrival (rowid) order.
+    index("runs_status_org_loop").on(t.status, t.orgId, t.loopId, t.wakeAt),
   ],
 );
+
+/**
+ * Loop engines alive on this database, one row per process: a claim pass makes the runs of an
+ * engine whose row went stale (or whose process is gone) claimable without waiting for leases.
+ */
+export const loopEngines = sqliteTable("loop_engines", {
+  owner: text().primaryKey(),
+  host: text().notNull(),
+  pid: integer().notNull(),
+  startedAt: integer().notNull(),
+  seenAt: integer().notNull(),
+});
 
 export const runSteps = sqliteTable(
   "run_steps",

@@ -14,6 +14,18 @@ const integer = (name: string, min: number, max: number, fallback: number) =>
     v.maxValue(max, `${name} must be at most ${max}`),
   );
 
+/** Like `integer`, without a default: unset stays undefined. */
+const optionalInteger = (name: string, min: number, max: number) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, `${name} must be a whole number`),
+      v.transform(Number),
+      v.minValue(min, `${name} must be at least ${min}`),
+      v.maxValue(max, `${name} must be at most ${max}`),
+    ),
+  );
+
 const url = (name: string) =>
   v.optional(
     v.pipe(
@@ -42,7 +54,10 @@ export const configSchema = v.pipe(
       v.pipe(v.string(), v.minLength(12, "HEALTH_ADMIN_PASSWORD must be at least 12 characters")),
     ),
     HEALTH_LOOPS_DIR: v.optional(v.pipe(v.string(), v.nonEmpty()), "loops"),
-    HEALTH_LOOP_CONCURRENCY: integer("HEALTH_LOOP_CONCURRENCY", 1, 256, 4),
+    HEALTH_LOOP_THREADS: optionalInteger("HEALTH_LOOP_THREADS", 1, 64),
+    HEALTH_LOOP_CONCURRENCY: integer("HEALTH_LOOP_CONCURRENCY", 1, 100_000, 1_000),
+    HEALTH_LOOP_ORG_CONCURRENCY: integer("HEALTH_LOOP_ORG_CONCURRENCY", 1, 100_000, 250),
+    HEALTH_LOOP_BLOCKED_MS: integer("HEALTH_LOOP_BLOCKED_MS", 1_000, 600_000, 10_000),
     HEALTH_RATE_LIMIT_PER_MINUTE: integer("HEALTH_RATE_LIMIT_PER_MINUTE", 1, 1_000_000, 20),
     HEALTH_RATE_LIMIT_PER_DAY: integer("HEALTH_RATE_LIMIT_PER_DAY", 1, 100_000_000, 200),
   }),

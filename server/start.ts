@@ -105,7 +105,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const engine = createEngine({
     sqlite: db.sqlite,
     loops: catalog.all,
+    ...(config.HEALTH_LOOP_THREADS === undefined ? {} : { threads: config.HEALTH_LOOP_THREADS }),
     concurrency: config.HEALTH_LOOP_CONCURRENCY,
+    orgConcurrency: config.HEALTH_LOOP_ORG_CONCURRENCY,
+    blockedMs: config.HEALTH_LOOP_BLOCKED_MS,
     logger: engineLogger(log),
   });
   const app = createApp({

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { createEngine } from "../core/loop/engine.ts";
 import { openDatabase } from "../server/db.ts";
@@ -176,7 +177,7 @@ describe("isolation", () => {
         status: "errored",
         error: {
           name: "RunTimeoutError",
-          message: "the run executed for longer than its limit of 300 ms; its loop worker was stopped",
+          message: "the run executed for longer than its limit of 300 ms; it was stopped",
         },
         steps: ["complete"],
       });
@@ -205,7 +206,7 @@ describe("isolation", () => {
       error: {
         name: "StepTimeoutError",
         message:
-          'step "spin" did not finish within its timeout of 100 ms and blocked its worker; the worker was stopped',
+          'step "spin" did not finish within its timeout of 100 ms and blocked its thread; the thread was replaced',
       },
       steps: ["before:complete:undefined", "spin:errored:RunEnded"],
     });
@@ -223,7 +224,7 @@ describe("isolation", () => {
     const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
     expect(run.error?.name).toBe("MemoryLimitExceeded");
     expect(run.error?.message).toMatch(
-      /^the loop used \d+ MB of heap, over its limit of 96 MB; its worker was stopped$/,
+      /^the loop used \d+ MB of heap, over its thread's limit of 96 MB; the thread was replaced$/,
     );
   });
 
@@ -240,7 +241,7 @@ describe("isolation", () => {
     const run = await waitForStatus(t.engine, runId, ["errored"], 10_000);
     expect(run.error?.name).toBe("MemoryLimitExceeded");
     expect(run.error?.message).toMatch(
-      /^the process reached \d+ MB \(limit \d+ MB\) while this loop was running; its worker was stopped$/,
+      /^the process reached \d+ MB \(limit \d+ MB\) while this loop was running; its thread was replaced$/,
     );
   });
 
@@ -369,27 +370,39 @@ describe("durability", () => {
     });
   });
 
-  test("a run whose lease expired is taken over; a live lease is respected by a shared engine", async () => {
-    await using t = await testEngine({ exclusive: false });
-    const stale = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "stale", trigger: TRIGGER });
-    const live = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: "live", trigger: TRIGGER });
+  test("leases: an expired one is taken over, a live engine's is respected, a dead engine's is taken at start", async () => {
+    await using t = await testEngine();
+    const enqueue = (input: string) =>
+      t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input, trigger: TRIGGER }).runId;
+    const [stale, live, dead, unknown] = [enqueue("stale"), enqueue("live"), enqueue("dead"), enqueue("unknown")];
     const claim = t.db.sqlite.query(
-      "UPDATE runs SET status = 'running', leaseOwner = 'eng_elsewhere', leaseExpiresAt = ?2 WHERE id = ?1",
+      "UPDATE runs SET status = 'running', leaseOwner = ?2, leaseExpiresAt = ?3 WHERE id = ?1",
     );
-    claim.run(stale.runId, Date.now() - 1);
-    claim.run(live.runId, Date.now() + 60_000);
+    const later = Date.now() + 60_000;
+    claim.run(stale, "eng_stale", Date.now() - 1);
+    claim.run(live, "eng_live", later);
+    claim.run(dead, "eng_dead", later);
+    claim.run(unknown, "eng_unknown", later);
+    // eng_live is this test's parent process, alive; eng_dead was a process that has exited.
+    const exited = Bun.spawn(["true"]);
+    await exited.exited;
+    const engine = t.db.sqlite.query(
+      "INSERT INTO loop_engines (owner, host, pid, startedAt, seenAt) VALUES (?1, ?2, ?3, ?4, ?4)",
+    );
+    engine.run("eng_live", hostname(), process.ppid, Date.now());
+    engine.run("eng_dead", hostname(), exited.pid, Date.now());
     t.engine.start();
-    expect((await waitForStatus(t.engine, stale.runId)).status).toBe("complete");
-    expect(t.engine.get(ORG, live.runId)?.status).toBe("running");
+    for (const runId of [stale, dead, unknown]) expect((await waitForStatus(t.engine, runId)).status).toBe("complete");
+    expect(t.engine.get(ORG, live)?.status).toBe("running");
     await t.engine.stop();
-
-    // An engine that owns the file treats every lease it did not grant as left by a dead process.
-    const exclusive = createEngine({ sqlite: t.db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
-    exclusive.start();
+    // Once eng_live stops heartbeating, a new engine takes its runs after the lease.
+    t.db.sqlite.run("UPDATE loop_engines SET seenAt = 0 WHERE owner = 'eng_live'");
+    const next = createEngine({ sqlite: t.db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
+    next.start();
     try {
-      expect((await waitForStatus(exclusive, live.runId)).status).toBe("complete");
+      expect((await waitForStatus(next, live)).status).toBe("complete");
     } finally {
-      await exclusive.stop();
+      await next.stop();
     }
   });
 });

@@ -24,7 +24,9 @@ function recorder(): Recorder {
   const failures: string[] = [];
   const sleeps: Array<{ key: string } & SleepTarget> = [];
   const host: StepHost = {
-    attemptStarted: (key, _name, idx, attempt, timeoutMs) => attempts.push(`${key}@${idx} #${attempt} t=${timeoutMs}`),
+    attemptStarted: async (key, _name, idx, attempt, timeoutMs) => {
+      attempts.push(`${key}@${idx} #${attempt} t=${timeoutMs}`);
+    },
     attemptFailed: (key, attempt, error) => failures.push(`${key} #${attempt} ${error.name}: ${error.message}`),
     stepDone: async (report) => {
       done.push(report);

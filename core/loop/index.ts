@@ -73,6 +73,12 @@ const WORKFLOW_BRAND: unique symbol = Symbol.for("health.loop.workflow");
 
 export abstract class Workflow<T = unknown> {
   static readonly [WORKFLOW_BRAND] = true;
+  /**
+   * At most this many runs of the loop execute at once, over every server sharing the database
+   * (like a queue's concurrency limit): `static concurrency = 5` for a loop that calls an EHR API
+   * with a rate limit. The others wait as `queued`. Unset: only the server's limits apply.
+   */
+  static concurrency?: number;
   abstract run(event: HealthEvent<T>, step: HealthStep): Promise<unknown>;
 }
 

@@ -1,13 +1,15 @@
 /**
- * Messages between the engine (main thread, owns the database) and a loop worker (runs one run's
- * loop code). Messages after `start` are flat objects of primitives on purpose: Bun posts those
- * without a structured clone, which keeps the per-step round trip in the tens of microseconds.
+ * Messages between the engine (main thread, owns the database) and a loop thread (runs the loop
+ * code of many runs at once, see thread.ts). Every message about a run names it; requests carry a
+ * sequence number unique within their thread and wait for the engine's `ack`. Messages after
+ * `start` are flat objects of primitives on purpose: Bun posts those without a structured clone,
+ * which keeps the per-step round trip in the tens of microseconds.
  */
 import type { runSteps } from "../../schema/tables.ts";
 
 export type StepStatus = (typeof runSteps.$inferSelect)["status"];
 
-/** A step row as the worker needs it to replay. */
+/** A step row as a loop thread needs it to replay. */
 export interface StoredStep {
   key: string;
   kind: "do" | "sleep";
@@ -20,30 +22,49 @@ export interface StoredStep {
   wakeAt: number | null;
 }
 
-export type ToWorker =
+export type ToThread =
+  /**
+   * First message: `current` is a one-slot shared array where the thread writes the slot number
+   * of the run whose code it last entered, which the engine can read while the thread is stuck.
+   */
+  | { type: "init"; current: SharedArrayBuffer }
   | {
       type: "start";
       runId: string;
+      /** Small number naming the run in `current`; unique among the thread's runs. */
+      slot: number;
       file: string;
       exportName: string;
       /** JSON text of event.body, or null when the trigger sent none. */
       input: string | null;
       steps: StoredStep[];
     }
-  /** Answer to a `stepDone` or `sleep` request: go on with the run. */
+  /** Answer to a request: go on with the run. */
   | { type: "ack"; seq: number }
-  /** Asks for the worker's heap size, for the memory watchdog. */
-  | { type: "stats" };
+  /** The run ended elsewhere (terminated, timed out, taken over): drop it, answer nothing more. */
+  | { type: "abandon"; runId: string }
+  /** Liveness and memory probe of the watchdog. */
+  | { type: "ping"; id: number };
 
-export type FromWorker =
-  /** An attempt of a step starts; the engine records a `running` row. Not answered. */
-  | { type: "attempt"; key: string; name: string; idx: number; attempt: number; timeoutMs: number }
+export type FromThread =
+  /** An attempt of a step starts; the engine records it under the run's lease, then acks. */
+  | {
+      type: "attempt";
+      seq: number;
+      runId: string;
+      key: string;
+      name: string;
+      idx: number;
+      attempt: number;
+      timeoutMs: number;
+    }
   /** An attempt failed and will be retried. Not answered. */
-  | { type: "attemptFailed"; key: string; attempt: number; errorName: string; errorMessage: string }
-  /** A step finished; the worker waits for `ack` so that nothing runs before it is durable. */
+  | { type: "attemptFailed"; runId: string; key: string; attempt: number; errorName: string; errorMessage: string }
+  /** A step finished; the run waits for `ack` so that nothing runs before it is durable. */
   | {
       type: "stepDone";
       seq: number;
+      runId: string;
       key: string;
       name: string;
       idx: number;
@@ -55,15 +76,26 @@ export type FromWorker =
     }
   /**
    * A sleep is reached, until `wakeAt` or, when that is null, for `delayMs` from the engine's now.
-   * The engine answers `ack` if it is already due, else suspends the run and stops the worker.
+   * The engine answers `ack` if it is already due, else suspends the run and abandons it here.
    */
-  | { type: "sleep"; seq: number; key: string; name: string; idx: number; wakeAt: number | null; delayMs: number }
+  | {
+      type: "sleep";
+      seq: number;
+      runId: string;
+      key: string;
+      name: string;
+      idx: number;
+      wakeAt: number | null;
+      delayMs: number;
+    }
   /** run() returned (output is JSON text or null) or threw. */
-  | { type: "done"; status: "complete"; output: string | null }
-  | { type: "done"; status: "errored"; errorName: string; errorMessage: string }
-  /** Loop code broke the worker outside any step (uncaught exception, unhandled rejection). */
-  | { type: "fatal"; errorName: string; errorMessage: string }
-  | { type: "stats"; heapBytes: number };
+  | { type: "done"; runId: string; status: "complete"; output: string | null }
+  | { type: "done"; runId: string; status: "errored"; errorName: string; errorMessage: string }
+  /** The run's code threw outside any step and outside run() (a timer, a callback). */
+  | { type: "fatal"; runId: string; errorName: string; errorMessage: string }
+  /** Something threw that no run can be named for (an unhandled rejection): logged, not fatal. */
+  | { type: "stray"; errorName: string }
+  | { type: "pong"; id: number; heapBytes: number };
 
 /** `{ name, message }`, the stored shape of errors on runs and steps. */
 export interface StoredError {

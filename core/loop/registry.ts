@@ -7,7 +7,7 @@
  * Each module is first imported in a short-lived worker, with a time limit, so a module whose
  * top-level code hangs is reported instead of freezing start-up. It is then imported here, in the
  * calling thread, to read its exports (its top-level code runs again then); the loop itself runs
- * in a worker per run that imports it once more.
+ * in a loop thread, which imports it once per thread.
  */
 import { readdir } from "node:fs/promises";
 import { extname, join, resolve } from "node:path";
@@ -29,9 +29,11 @@ export interface LoopDefinition {
   name: string;
   /** Absolute path of the module. */
   file: string;
-  /** Which export holds the class (`default` or a named export); the worker imports it by this. */
+  /** Which export holds the class (`default` or a named export); the loop thread imports it by this. */
   exportName: string;
   Workflow: WorkflowClass;
+  /** `static concurrency` of the class: runs of this loop executing at once, if limited. */
+  concurrency?: number;
 }
 
 export interface LoopLoadError {
@@ -150,9 +152,23 @@ async function loadLoopModule(file: string, fileName: string, loadTimeoutMs: num
   const [only] = found.entries();
   if (only === undefined) return { ok: false, error: "unreachable: no Workflow class" };
   const [LoopClass, exportName] = only;
+  const concurrency: unknown = (LoopClass as { concurrency?: unknown }).concurrency;
+  if (concurrency !== undefined && (!Number.isSafeInteger(concurrency) || (concurrency as number) < 1)) {
+    return {
+      ok: false,
+      error: `static concurrency of ${LoopClass.name || exportName} must be a whole number ≥ 1, got ${String(concurrency)}`,
+    };
+  }
   return {
     ok: true,
-    value: { id: `loop_${stem}`, name: LoopClass.name || exportName, file, exportName, Workflow: LoopClass },
+    value: {
+      id: `loop_${stem}`,
+      name: LoopClass.name || exportName,
+      file,
+      exportName,
+      Workflow: LoopClass,
+      ...(typeof concurrency === "number" ? { concurrency } : {}),
+    },
   };
 }
 

@@ -22,8 +22,12 @@ export interface StepDoneReport {
 export type SleepTarget = { wakeAt: number } | { delayMs: number };
 
 export interface StepHost {
-  /** An attempt starts (fire and forget). `timeoutMs` is 0 when the step has no timeout. */
-  attemptStarted(key: string, name: string, idx: number, attempt: number, timeoutMs: number): void;
+  /**
+   * An attempt is about to start; resolves once it is recorded under the run's lease, so that an
+   * engine that lost the run never starts a step another one may be running. `timeoutMs` is 0
+   * when the step has no timeout.
+   */
+  attemptStarted(key: string, name: string, idx: number, attempt: number, timeoutMs: number): Promise<void>;
   /** An attempt failed and a retry follows (fire and forget). */
   attemptFailed(key: string, attempt: number, error: StoredError): void;
   /** Resolves once the outcome is durable. */
@@ -113,7 +117,7 @@ export function createStep(host: StepHost, storedSteps: readonly StoredStep[]): 
   ): Promise<R> {
     for (let retry = 0; ; retry++) {
       const attempt = previousAttempts + retry + 1;
-      host.attemptStarted(step.key, step.name, step.idx, attempt, policy.timeoutMs);
+      await host.attemptStarted(step.key, step.name, step.idx, attempt, policy.timeoutMs);
       const outcome = await runAttempt(fn, policy.timeoutMs, step.name);
       if (outcome.ok) {
         const encoded = encodeStoredJson(outcome.value, `the result of step "${step.name}"`);

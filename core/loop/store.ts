@@ -51,10 +51,6 @@ const RUN_COLUMNS =
   "rowid, id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, output, error, " +
   "attempts, leaseOwner, leaseExpiresAt, wakeAt, createdAt, updatedAt, startedAt, finishedAt";
 
-const CLAIM_SET =
-  "SET status = 'running', leaseOwner = $owner, leaseExpiresAt = $leaseUntil, attempts = attempts + 1, " +
-  "startedAt = COALESCE(startedAt, $now), updatedAt = $now, wakeAt = NULL";
-
 const OWNED = "id = $runId AND leaseOwner = $owner AND status = 'running'";
 
 export type RunStore = ReturnType<typeof createRunStore>;
@@ -76,23 +72,6 @@ export function createRunStore(sqlite: Database) {
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', 0, ?9, ?10)",
   );
 
-  // Three claims in priority order: runs abandoned by a dead process, due sleepers, then the queue.
-  // Each is one UPDATE … RETURNING, so two engines on one file can never claim the same run.
-  type ClaimParams = { owner: string; leaseUntil: number; now: number };
-  const claimStale = sqlite.prepare<ClaimedRun, ClaimParams>(
-    `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'running' AND COALESCE(leaseExpiresAt, 0) < $now LIMIT 1) ` +
-      "RETURNING id, orgId, loopId, input",
-  );
-  const claimDue = sqlite.prepare<ClaimedRun, ClaimParams>(
-    `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'sleeping' AND wakeAt <= $now ORDER BY wakeAt LIMIT 1) ` +
-      "RETURNING id, orgId, loopId, input",
-  );
-  // Queued rows all have wakeAt NULL, so the (status, wakeAt) index yields them in rowid order:
-  // first in, first out, without sorting the queue.
-  const claimQueued = sqlite.prepare<ClaimedRun, ClaimParams>(
-    `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND wakeAt IS NULL ORDER BY rowid LIMIT 1) ` +
-      "RETURNING id, orgId, loopId, input",
-  );
   const completeDueSleeps = sqlite.prepare<void, { runId: string; now: number }>(
     "UPDATE run_steps SET status = 'complete', finishedAt = $now WHERE runId = $runId AND kind = 'sleep' AND status = 'sleeping' AND wakeAt <= $now",
   );
@@ -165,15 +144,6 @@ export function createRunStore(sqlite: Database) {
     "UPDATE runs SET status = 'terminated', error = $error, finishedAt = $now, updatedAt = $now, leaseOwner = NULL, " +
       "leaseExpiresAt = NULL, wakeAt = NULL WHERE id = $runId AND orgId = $orgId AND status IN ('queued', 'running', 'sleeping')",
   );
-  const renewLease = sqlite.prepare<void, { runId: string; owner: string; leaseUntil: number }>(
-    `UPDATE runs SET leaseExpiresAt = $leaseUntil WHERE ${OWNED}`,
-  );
-  const expireForeignLeases = sqlite.prepare<void, { owner: string }>(
-    "UPDATE runs SET leaseExpiresAt = 0 WHERE status = 'running' AND (leaseOwner IS NULL OR leaseOwner != $owner)",
-  );
-  const selectNextWake = sqlite.prepare<{ wakeAt: number | null }, []>(
-    "SELECT MIN(wakeAt) AS wakeAt FROM runs WHERE status = 'sleeping'",
-  );
   const selectRun = sqlite.prepare<RunRow, [string, string]>(
     `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?1 AND orgId = ?2`,
   );
@@ -210,20 +180,16 @@ export function createRunStore(sqlite: Database) {
       );
     },
 
-    claimNext(owner: string, now: number, leaseUntil: number): ClaimedRun | null {
-      const params = { owner, now, leaseUntil };
-      return claimStale.get(params) ?? claimDue.get(params) ?? claimQueued.get(params);
-    },
-
     /** Sleeps whose time has come are complete before the replay starts, so they return at once. */
     storedSteps(runId: string, now: number): StoredStep[] {
       completeDueSleeps.run({ runId, now });
       return selectStoredSteps.all(runId).map(toStoredStep);
     },
 
-    recordAttempt(write: StepWrite & { attempt: number }): void {
-      atomically(() => {
-        upsertAttempt.run(write);
+    /** Records that an attempt starts; false when the run is no longer ours (nothing is written). */
+    recordAttempt(write: StepWrite & { attempt: number }): boolean {
+      return atomically(() => {
+        if (upsertAttempt.run(write).changes === 0) return false;
         startAttemptLog.run({ runId: write.runId, key: write.key, attempt: write.attempt, now: write.now });
         return true;
       });
@@ -329,20 +295,6 @@ export function createRunStore(sqlite: Database) {
         closeOpenAttempts.run({ runId, now, error, status: "terminated" });
         return true;
       });
-    },
-
-    /** Extends the lease of a run executing here; false when it was terminated or taken over. */
-    renewLease(runId: string, owner: string, leaseUntil: number): boolean {
-      return renewLease.run({ runId, owner, leaseUntil }).changes > 0;
-    },
-
-    /** At start of an engine that owns the file: every `running` run of another owner is stale. */
-    expireForeignLeases(owner: string): void {
-      expireForeignLeases.run({ owner });
-    },
-
-    nextWakeAt(): number | null {
-      return selectNextWake.get()?.wakeAt ?? null;
     },
 
     getRun(orgId: string, runId: string): RunRow | null {

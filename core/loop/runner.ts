@@ -1,0 +1,419 @@
+/**
+ * Executing claimed runs: placing each on a loop thread, persisting what its steps report before
+ * the run may go on, and ending it (complete, errored, asleep, given back) exactly once.
+ *
+ * When a thread fails (blocked, out of memory, crashed), the runs on it are suspects. A run the
+ * engine already knows to be at fault (its step or run deadline passed while the thread stopped
+ * answering) is errored and the others resume elsewhere by replay. Otherwise the suspects are split
+ * over dedicated threads, the run the thread last entered alone on one of them: a thread that
+ * fails again narrows the group, and a run that fails a thread on its own is the culprit. Innocent
+ * runs resume from their last completed step each time, so no completed step runs twice.
+ */
+import type { Claims } from "./claims.ts";
+import type { EngineLogger } from "./engine.ts";
+import type { LoopPool, LoopThread, ThreadFailure } from "./pool.ts";
+import type { FromThread, StoredError } from "./protocol.ts";
+import type { LoopDefinition } from "./registry.ts";
+import type { ClaimedRun, RunStore } from "./store.ts";
+
+/** How long past a step's own timeout the engine waits before it concludes the thread is stuck. */
+const STEP_TIMEOUT_GRACE_MS = 1_000;
+/** How long a thread suspected of being stuck gets to answer before it is replaced. */
+const PROBE_MS = 500;
+/** Runs abandoned in a thread (their code may still be running) before it is retired. */
+const MAX_ABANDONED_PER_THREAD = 32;
+
+export interface RunnerOptions {
+  store: RunStore;
+  claims: Claims;
+  pool: LoopPool;
+  owner: string;
+  now: () => number;
+  logger: EngineLogger;
+  loops: () => Map<string, LoopDefinition>;
+  runTimeoutMs: number;
+  /** Called whenever a run leaves, so its capacity can be claimed again. */
+  onSettled: () => void;
+}
+
+interface ActiveRun {
+  id: string;
+  orgId: string;
+  loopId: string;
+  input: string | null;
+  thread: LoopThread;
+  slot: number;
+  settled: boolean;
+  /** Stop after the current step (engine stopping). */
+  draining: boolean;
+  runTimer: ReturnType<typeof setTimeout>;
+  /** Deadlines of step attempts in flight: past them, the thread is checked for being stuck. */
+  stepTimers: Map<string, ReturnType<typeof setTimeout>>;
+}
+
+export type Runner = ReturnType<typeof createRunner>;
+
+export function createRunner(options: RunnerOptions) {
+  const { store, pool, owner, now, logger } = options;
+  const active = new Map<string, ActiveRun>();
+  let nextSlot = 1;
+
+  function launch(claim: ClaimedRun, onThread?: LoopThread): void {
+    const definition = options.loops().get(claim.loopId);
+    if (definition === undefined) {
+      const message = `loop ${claim.loopId} is not registered (its module was removed, renamed or failed to load)`;
+      store.fail(claim.id, owner, now(), { name: "LoopNotFound", message });
+      logger.warn("loop run failed: loop not registered", { runId: claim.id, loopId: claim.loopId });
+      options.onSettled();
+      return;
+    }
+    const thread = onThread ?? pool.pick();
+    const run: ActiveRun = {
+      id: claim.id,
+      orgId: claim.orgId,
+      loopId: claim.loopId,
+      input: claim.input,
+      thread,
+      slot: nextSlot++,
+      settled: false,
+      draining: false,
+      runTimer: setTimeout(() => safely(run, () => onRunTimeout(run)), options.runTimeoutMs),
+      stepTimers: new Map(),
+    };
+    if (nextSlot > 2 ** 30) nextSlot = 1;
+    active.set(run.id, run);
+    thread.runs.add(run.id);
+    thread.post({
+      type: "start",
+      runId: run.id,
+      slot: run.slot,
+      file: definition.file,
+      exportName: definition.exportName,
+      input: claim.input,
+      steps: store.storedSteps(run.id, now()),
+    });
+    logger.info("loop run started", { runId: run.id, loopId: run.loopId, thread: thread.id });
+  }
+
+  function onMessage(thread: LoopThread, message: FromThread): void {
+    if (message.type === "pong") return;
+    if (message.type === "stray") {
+      logger.warn("a loop threw outside any run it could be charged to", {
+        thread: thread.id,
+        error: message.errorName,
+      });
+      return;
+    }
+    const run = active.get(message.runId);
+    if (run === undefined || run.settled || run.thread !== thread) return;
+    safely(run, () => handle(run, message));
+  }
+
+  function handle(run: ActiveRun, message: Exclude<FromThread, { type: "pong" | "stray" }>): void {
+    switch (message.type) {
+      case "attempt": {
+        const owned = store.recordAttempt({
+          runId: run.id,
+          key: message.key,
+          name: message.name,
+          idx: message.idx,
+          owner,
+          now: now(),
+          attempt: message.attempt,
+        });
+        if (!owned) {
+          lostRun(run);
+          break;
+        }
+        if (message.timeoutMs > 0) armStepDeadline(run, message.key, message.timeoutMs);
+        run.thread.post({ type: "ack", seq: message.seq });
+        break;
+      }
+      case "attemptFailed":
+        clearStepDeadline(run, message.key);
+        store.recordAttemptError(
+          run.id,
+          message.key,
+          message.attempt,
+          { name: message.errorName, message: message.errorMessage },
+          now(),
+        );
+        break;
+      case "stepDone": {
+        clearStepDeadline(run, message.key);
+        const error =
+          message.errorName === null ? null : { name: message.errorName, message: message.errorMessage ?? "" };
+        const persisted = store.finishStep({
+          runId: run.id,
+          key: message.key,
+          name: message.name,
+          idx: message.idx,
+          owner,
+          now: now(),
+          status: message.status,
+          result: message.result,
+          error,
+          attempts: message.attempts,
+        });
+        if (persisted) continueAfterStep(run, message.seq);
+        else lostRun(run);
+        break;
+      }
+      case "sleep":
+        onSleep(run, message);
+        break;
+      case "done":
+        if (message.status === "errored") failRun(run, { name: message.errorName, message: message.errorMessage });
+        else if (!store.complete(run.id, owner, now(), message.output)) lostRun(run);
+        else {
+          logger.info("loop run complete", { runId: run.id, loopId: run.loopId });
+          abandon(run);
+        }
+        break;
+      case "fatal":
+        failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` });
+        break;
+    }
+  }
+
+  function onSleep(run: ActiveRun, message: Extract<FromThread, { type: "sleep" }>): void {
+    const at = now();
+    const wakeAt = message.wakeAt ?? at + message.delayMs;
+    const write = { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: at, wakeAt };
+    if (wakeAt <= at) {
+      if (store.completeSleep(write)) continueAfterStep(run, message.seq);
+      else lostRun(run);
+      return;
+    }
+    // Released: a sleeping run costs a row and the engine's one wake timer, no thread, no slot.
+    if (!store.suspend(write)) {
+      lostRun(run);
+      return;
+    }
+    logger.info("loop run sleeping", { runId: run.id, loopId: run.loopId, wakeAt: new Date(wakeAt).toISOString() });
+    abandon(run);
+  }
+
+  function continueAfterStep(run: ActiveRun, seq: number): void {
+    if (run.draining) {
+      store.requeue(run.id, owner, now());
+      abandon(run);
+      return;
+    }
+    run.thread.post({ type: "ack", seq });
+  }
+
+  function armStepDeadline(run: ActiveRun, key: string, timeoutMs: number): void {
+    clearStepDeadline(run, key);
+    const timer = setTimeout(() => {
+      safely(run, () => {
+        // The thread enforces the timeout itself; getting here means it has not run since.
+        void convict(run, {
+          name: "StepTimeoutError",
+          message: `step "${key}" did not finish within its timeout of ${timeoutMs} ms and blocked its thread; the thread was replaced`,
+        });
+      });
+    }, timeoutMs + STEP_TIMEOUT_GRACE_MS);
+    run.stepTimers.set(key, timer);
+  }
+
+  function clearStepDeadline(run: ActiveRun, key: string): void {
+    const timer = run.stepTimers.get(key);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    run.stepTimers.delete(key);
+  }
+
+  function onRunTimeout(run: ActiveRun): void {
+    void convict(run, {
+      name: "RunTimeoutError",
+      message: `the run executed for longer than its limit of ${formatMs(options.runTimeoutMs)}; it was stopped`,
+    });
+  }
+
+  /**
+   * Errors a run the engine caught at fault, then checks its thread: one still answering just
+   * drops the run (its code, if still going, stops at its next step); one that does not answer is
+   * stuck in this run's code and is replaced, its other runs resuming elsewhere.
+   */
+  async function convict(run: ActiveRun, error: StoredError): Promise<void> {
+    if (run.settled) return;
+    const thread = run.thread;
+    failRun(run, error);
+    if (await pool.answers(thread, PROBE_MS)) return;
+    logger.warn("loop thread stuck; replacing it", { thread: thread.id, runId: run.id });
+    pool.close(thread);
+    moveAll(thread, "a run that blocked its thread");
+  }
+
+  /** The thread failed on its own (watchdog, memory, crash): find the run at fault. */
+  function onThreadFailure(thread: LoopThread, failure: ThreadFailure): void {
+    const suspects = [...thread.runs].flatMap((id) => {
+      const run = active.get(id);
+      return run === undefined || run.settled ? [] : [run];
+    });
+    logger.warn("loop thread failed", {
+      thread: thread.id,
+      failure: failure.kind,
+      runs: suspects.length,
+      dedicated: thread.dedicated,
+    });
+    if (suspects.length === 0) return;
+    const [only] = suspects;
+    if (suspects.length === 1 && only !== undefined) {
+      failRun(only, culpritError(failure));
+      return;
+    }
+    // Split: the run the thread last entered alone, the others in two halves, each on a thread of
+    // its own. Whichever fails again has the culprit; a lone run that fails is it.
+    const entered = thread.lastEntered();
+    const prime = suspects.find((run) => run.slot === entered);
+    const rest = suspects.filter((run) => run !== prime);
+    const half = Math.ceil(rest.length / 2);
+    const groups = [prime === undefined ? [] : [prime], rest.slice(0, half), rest.slice(half)].filter(
+      (group) => group.length > 0,
+    );
+    for (const group of groups) {
+      const dedicated = pool.dedicated();
+      for (const run of group) relaunch(run, dedicated);
+    }
+  }
+
+  /** The innocent runs of a thread replaced for a known culprit go back to the shared threads. */
+  function moveAll(thread: LoopThread, why: string): void {
+    for (const id of [...thread.runs]) {
+      const run = active.get(id);
+      if (run === undefined || run.settled) continue;
+      logger.info("loop run resumes on another thread", { runId: run.id, why });
+      relaunch(run);
+    }
+  }
+
+  /** Starts a run again from its stored steps, on `thread` or a shared one. Its lease is kept. */
+  function relaunch(run: ActiveRun, thread?: LoopThread): void {
+    detach(run);
+    launch({ id: run.id, orgId: run.orgId, loopId: run.loopId, input: run.input }, thread);
+  }
+
+  function culpritError(failure: ThreadFailure): StoredError {
+    switch (failure.kind) {
+      case "blocked":
+        return {
+          name: "LoopBlockedError",
+          message: `the loop kept its thread busy for ${formatMs(failure.silentMs)} without yielding (synchronous code that never ends?); the thread was replaced`,
+        };
+      case "memory":
+        return {
+          name: "MemoryLimitExceeded",
+          message: `the loop used ${failure.heapMb} MB of heap, over its thread's limit of ${failure.limitMb} MB; the thread was replaced`,
+        };
+      case "process-memory":
+        return {
+          name: "MemoryLimitExceeded",
+          message: `the process reached ${failure.rssMb} MB (limit ${failure.limitMb} MB) while this loop was running; its thread was replaced`,
+        };
+      case "crashed":
+        return { name: "LoopCrashed", message: `the loop's thread ended: ${failure.reason}` };
+    }
+  }
+
+  function failRun(run: ActiveRun, error: StoredError): void {
+    if (run.settled) return;
+    if (!store.fail(run.id, owner, now(), error)) {
+      lostRun(run);
+      return;
+    }
+    logger.warn("loop run errored", { runId: run.id, loopId: run.loopId, error: error.name });
+    abandon(run);
+  }
+
+  /** The run was terminated or taken over elsewhere: stop executing it and write nothing. */
+  function lostRun(run: ActiveRun): void {
+    if (run.settled) return;
+    logger.info("loop run no longer owned here; dropping it", { runId: run.id, loopId: run.loopId });
+    abandon(run);
+  }
+
+  /**
+   * Runs a handler of one run's events. If the database fails under it, the run is given back to
+   * the queue (it resumes later by replay) instead of the exception reaching the event loop.
+   */
+  function safely(run: ActiveRun, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      logger.error("loop engine: persisting a run failed; the run is requeued", {
+        runId: run.id,
+        error: error instanceof Error ? error.name : "unknown",
+      });
+      try {
+        store.requeue(run.id, owner, now());
+      } catch {
+        // Still failing: the lease is no longer renewed, so the run is taken over once it expires.
+      }
+      abandon(run);
+    }
+  }
+
+  function detach(run: ActiveRun): void {
+    run.settled = true;
+    clearTimeout(run.runTimer);
+    for (const timer of run.stepTimers.values()) clearTimeout(timer);
+    run.stepTimers.clear();
+    active.delete(run.id);
+    run.thread.runs.delete(run.id);
+  }
+
+  /** The run leaves this engine; its thread drops it, and is retired once too much was dropped in it. */
+  function abandon(run: ActiveRun): void {
+    if (run.settled) return;
+    detach(run);
+    const thread = run.thread;
+    thread.post({ type: "abandon", runId: run.id });
+    thread.abandoned += 1;
+    if (thread.abandoned > MAX_ABANDONED_PER_THREAD * (1 + thread.runs.size)) thread.retiring = true;
+    pool.released(thread);
+    options.onSettled();
+  }
+
+  /** Called by the heartbeat with the runs this engine still holds. */
+  function reconcile(held: Set<string>): void {
+    for (const run of [...active.values()]) if (!held.has(run.id)) lostRun(run);
+    // Held but not executing here (it fell through the cracks): let another claim take it.
+    for (const id of held) if (!active.has(id)) options.claims.release(id, owner);
+  }
+
+  return {
+    launch,
+    onMessage,
+    onThreadFailure,
+    reconcile,
+    isActive: (runId: string) => active.has(runId),
+    get size() {
+      return active.size;
+    },
+    /** Terminated through the API: stop executing it here. */
+    terminated(runId: string): void {
+      const run = active.get(runId);
+      if (run !== undefined) abandon(run);
+    },
+    /** Engine stopping: every run stops after its current step. */
+    drain(): void {
+      for (const run of active.values()) run.draining = true;
+    },
+    /** Engine stopped: runs still executing go back to the queue and resume by replay elsewhere. */
+    requeueAll(): void {
+      for (const run of [...active.values()]) {
+        store.requeue(run.id, owner, now());
+        abandon(run);
+      }
+    },
+  };
+}
+
+export function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hour${ms === 3_600_000 ? "" : "s"}`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
+  if (ms % 1_000 === 0) return `${ms / 1_000} second${ms === 1_000 ? "" : "s"}`;
+  return `${ms} ms`;
+}

@@ -1,0 +1,101 @@
+/**
+ * When to claim: a pass runs after every trigger and every run that leaves (coalesced, so a burst
+ * costs one pass), when the earliest sleeper is due (one timer for all of them), and on a poll
+ * interval that picks up work other processes made ready. Each pass claims up to the engine's free
+ * capacity, within the organization and loop limits (claims.ts).
+ */
+import type { ClaimLimits, Claims } from "./claims.ts";
+import type { EngineLogger } from "./engine.ts";
+import type { ClaimedRun } from "./store.ts";
+
+export interface SchedulerOptions {
+  claims: Claims;
+  owner: string;
+  now: () => number;
+  logger: EngineLogger;
+  leaseMs: number;
+  pollMs: number;
+  /** Runs this engine executes at once. */
+  capacity: number;
+  perOrg: number;
+  perLoop: ClaimLimits["perLoop"];
+  /** Runs executing here now. */
+  inFlight: () => number;
+  isActive: (runId: string) => boolean;
+  launch: (claim: ClaimedRun) => void;
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>;
+
+export function createScheduler(options: SchedulerOptions) {
+  const { claims, now, logger } = options;
+  let running = false;
+  let queued = false;
+  let pollTimer: ReturnType<typeof setInterval> | undefined;
+  let wakeTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+
+  function pass(): void {
+    queued = false;
+    if (!running) return;
+    try {
+      const free = options.capacity - options.inFlight();
+      const at = now();
+      const claimed = claims.claim(options.owner, at, at + options.leaseMs, {
+        max: free,
+        perOrg: options.perOrg,
+        perLoop: options.perLoop,
+      });
+      for (const claim of claimed) {
+        // Our own run whose lease lapsed while the event loop stalled: the claim renewed it, and
+        // it is still executing here.
+        if (options.isActive(claim.id)) continue;
+        options.launch(claim);
+      }
+      armWakeTimer();
+    } catch (error) {
+      // The poll tries again; a failing database must not throw into a timer.
+      logger.error("loop engine: scheduling failed", { error: error instanceof Error ? error.name : "unknown" });
+    }
+  }
+
+  /**
+   * The poll catches everything eventually; this timer makes a short sleep wake on time. With no
+   * free capacity there is nothing to arm: the next run to leave triggers a pass anyway, and a
+   * timer for a sleeper already due would fire again and again.
+   */
+  function armWakeTimer(): void {
+    if (options.inFlight() >= options.capacity) return;
+    const wakeAt = claims.nextWakeAt();
+    if (wakeAt === null || (wakeTimer !== undefined && wakeTimer.at <= wakeAt)) return;
+    if (wakeTimer !== undefined) clearTimeout(wakeTimer.timer);
+    const timer = setTimeout(
+      () => {
+        wakeTimer = undefined;
+        pass();
+      },
+      Math.max(0, wakeAt - now()),
+    );
+    wakeTimer = { at: wakeAt, timer };
+  }
+
+  return {
+    /** Asks for a pass soon (after the caller's reply is sent). */
+    wake(): void {
+      if (!running || queued) return;
+      queued = true;
+      setImmediate(pass);
+    },
+    start(): void {
+      if (running) return;
+      running = true;
+      pollTimer = setInterval(pass, options.pollMs);
+      pass();
+    },
+    stop(): void {
+      running = false;
+      clearInterval(pollTimer);
+      if (wakeTimer !== undefined) clearTimeout(wakeTimer.timer);
+      wakeTimer = undefined;
+    },
+  };
+}
