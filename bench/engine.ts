@@ -1,8 +1,10 @@
 /**
- * Loop engine benchmark: durable enqueue throughput, and the overhead of one `step.do` (worker
- * round trip + two SQLite commits) measured on a loop of 1,000 trivial steps.
+ * Loop engine benchmark: durable enqueue throughput; the overhead of one `step.do` (thread round
+ * trips + SQLite commits) measured on a loop of 1,000 trivial steps; throughput of trivial runs;
+ * and runs waiting on I/O side by side (500 runs whose one step waits 1 s), against the ideal of
+ * all of them at once, with the engine's defaults.
  *
- *   bun bench/engine.ts [--enqueue 20000] [--steps 1000] [--repeat 5]
+ *   bun bench/engine.ts [--enqueue 20000] [--steps 1000] [--repeat 5] [--waiting 500] [--trivial 2000]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,8 +19,12 @@ const { values } = parseArgs({
     enqueue: { type: "string", default: "20000" },
     steps: { type: "string", default: "1000" },
     repeat: { type: "string", default: "5" },
+    waiting: { type: "string", default: "500" },
+    trivial: { type: "string", default: "2000" },
   },
 });
+const waitingCount = Number(values.waiting);
+const trivialCount = Number(values.trivial);
 const enqueueCount = Number(values.enqueue);
 const stepCount = Number(values.steps);
 const repeat = Number(values.repeat);
@@ -66,7 +72,7 @@ async function timeRun(engine: Engine, steps: number): Promise<number> {
 async function benchSteps(): Promise<void> {
   const db = openDatabase(join(dir, "steps.db"));
   const { loops } = await loadLoops(join(import.meta.dir, "..", "test", "fixtures", "loops"));
-  const engine = createEngine({ sqlite: db.sqlite, loops, concurrency: 1 });
+  const engine = createEngine({ sqlite: db.sqlite, loops, threads: 1, concurrency: 1 });
   engine.start();
   await timeRun(engine, 10); // warm up: module cache, statements
   const perStep: number[] = [];
@@ -80,16 +86,63 @@ async function benchSteps(): Promise<void> {
   const median = perStep[Math.floor(perStep.length / 2)] ?? Number.NaN;
   const empty = await timeRun(engine, 0);
   console.log(
-    `step.do: ${stepCount} steps per run, median ${(median * 1000).toFixed(0)} µs per step (runs: ${perStep.map((ms) => (ms * 1000).toFixed(0)).join(", ")} µs); run start-up incl. worker ${empty.toFixed(1)} ms`,
+    `step.do: ${stepCount} steps per run, median ${(median * 1000).toFixed(0)} µs per step (runs: ${perStep.map((ms) => (ms * 1000).toFixed(0)).join(", ")} µs); a run's start-up and end ${empty.toFixed(1)} ms`,
   );
   await engine.stop();
   db.close();
+}
+
+/** Enqueues `count` runs at once and waits for all of them; returns the wall time in ms. */
+async function timeBatch(
+  engine: Engine,
+  db: ReturnType<typeof openDatabase>,
+  loopId: string,
+  input: unknown,
+  count: number,
+) {
+  const started = performance.now();
+  for (let i = 0; i < count; i++) engine.enqueue({ orgId: "org_bench", loopId, input, trigger });
+  const left = db.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status != 'complete'");
+  const deadline = Date.now() + 300_000;
+  while ((left.get()?.n ?? 0) > 0) {
+    if (Date.now() > deadline) throw new Error("bench runs did not finish");
+    await Bun.sleep(5);
+  }
+  return performance.now() - started;
+}
+
+async function benchConcurrency(): Promise<void> {
+  const { loops } = await loadLoops(join(import.meta.dir, "..", "test", "fixtures", "loops"));
+  {
+    const db = openDatabase(join(dir, "waiting.db"));
+    const engine = createEngine({ sqlite: db.sqlite, loops });
+    engine.start();
+    const ms = await timeBatch(engine, db, "loop_slow", { ms: 1_000 }, waitingCount);
+    console.log(
+      `waiting: ${waitingCount} runs whose one step waits 1 s, all done in ${(ms / 1000).toFixed(2)} s = ${(ms / 1000).toFixed(2)}× the ideal (every run at once), ${engine.threadCount} loop threads, default limits`,
+    );
+    await engine.stop();
+    db.close();
+  }
+  {
+    const db = openDatabase(join(dir, "trivial.db"));
+    const engine = createEngine({ sqlite: db.sqlite, loops });
+    engine.start();
+    await timeBatch(engine, db, "loop_echo", { warm: true }, 50);
+    const ms = await timeBatch(engine, db, "loop_echo", { n: 1 }, trivialCount);
+    console.log(
+      `trivial: ${trivialCount} runs of four trivial steps in ${(ms / 1000).toFixed(2)} s = ${Math.round(trivialCount / (ms / 1000))} runs/s (${engine.threadCount} loop threads)`,
+    );
+    await engine.stop();
+    db.close();
+  }
 }
 
 try {
   console.log(`bun ${Bun.version}, ${navigator.hardwareConcurrency} cores`);
   await benchEnqueue();
   await benchSteps();
+  await benchConcurrency();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -110,6 +110,8 @@ export interface Engine {
   readonly id: string;
   /** Runs executing in this engine right now. */
   readonly activeCount: number;
+  /** Loop threads alive right now (shared and dedicated). */
+  readonly threadCount: number;
   /** Durably queues a run; the row is committed when this returns. Wakes the scheduler. */
   enqueue(request: EnqueueRequest): EnqueueResult;
   /** Resumes unfinished runs and starts picking up new ones. */
@@ -211,6 +213,9 @@ export function createEngine(options: EngineOptions): Engine {
     id: owner,
     get activeCount() {
       return runner.size;
+    },
+    get threadCount() {
+      return pool.threads.length;
     },
 
     enqueue(request) {

@@ -171,7 +171,7 @@ export function createRunner(options: RunnerOptions) {
         }
         break;
       case "fatal":
-        failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` });
+        failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` }, true);
         break;
     }
   }
@@ -239,7 +239,7 @@ export function createRunner(options: RunnerOptions) {
   async function convict(run: ActiveRun, error: StoredError): Promise<void> {
     if (run.settled) return;
     const thread = run.thread;
-    failRun(run, error);
+    failRun(run, error, true);
     if (await pool.answers(thread, PROBE_MS)) return;
     logger.warn("loop thread stuck; replacing it", { thread: thread.id, runId: run.id });
     pool.close(thread);
@@ -317,21 +317,22 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  function failRun(run: ActiveRun, error: StoredError): void {
+  /** `cutShort`: the run's code may still be going (see abandon). */
+  function failRun(run: ActiveRun, error: StoredError, cutShort = false): void {
     if (run.settled) return;
     if (!store.fail(run.id, owner, now(), error)) {
       lostRun(run);
       return;
     }
     logger.warn("loop run errored", { runId: run.id, loopId: run.loopId, error: error.name });
-    abandon(run);
+    abandon(run, cutShort);
   }
 
   /** The run was terminated or taken over elsewhere: stop executing it and write nothing. */
   function lostRun(run: ActiveRun): void {
     if (run.settled) return;
     logger.info("loop run no longer owned here; dropping it", { runId: run.id, loopId: run.loopId });
-    abandon(run);
+    abandon(run, true);
   }
 
   /**
@@ -364,14 +365,16 @@ export function createRunner(options: RunnerOptions) {
     run.thread.runs.delete(run.id);
   }
 
-  /** The run leaves this engine; its thread drops it, and is retired once too much was dropped in it. */
-  function abandon(run: ActiveRun): void {
+  /**
+   * The run leaves this engine and its thread drops it. `cutShort`: its code may still be going
+   * (timed out, lost, or a callback threw); a thread where too many such runs linger is retired.
+   */
+  function abandon(run: ActiveRun, cutShort = false): void {
     if (run.settled) return;
     detach(run);
     const thread = run.thread;
     thread.post({ type: "abandon", runId: run.id });
-    thread.abandoned += 1;
-    if (thread.abandoned > MAX_ABANDONED_PER_THREAD * (1 + thread.runs.size)) thread.retiring = true;
+    if (cutShort && ++thread.abandoned > MAX_ABANDONED_PER_THREAD) thread.retiring = true;
     pool.released(thread);
     options.onSettled();
   }

@@ -12,6 +12,8 @@ import { type LoopDefinition, loadLoops } from "../../core/loop/registry.ts";
 import { openDatabase } from "../../server/db.ts";
 import { tempDir } from "./temp-dir.ts";
 
+export { tempDir };
+
 export const FIXTURE_LOOPS_DIR = join(import.meta.dir, "..", "fixtures", "loops");
 export const ORG = "org_test";
 export const TRIGGER = { kind: "token" as const, id: "tok_test", name: "test token" };

@@ -1,0 +1,165 @@
+/**
+ * The engine at scale, on real SQLite files: many runs per thread, limits and fairness between
+ * organizations, and a thread blocked by one loop replaced without losing the others. Every wait
+ * polls a condition; nothing here measures time (bench/engine.ts does).
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
+
+function runningBy(db: { sqlite: import("bun:sqlite").Database }, column: "orgId" | "loopId") {
+  return db.sqlite.query<{ key: string; n: number }, []>(
+    `SELECT ${column} AS key, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY ${column}`,
+  );
+}
+
+describe("many runs per thread", () => {
+  test("one thread holds hundreds of runs waiting on I/O at once, and finishes them all", async () => {
+    await using t = await testEngine({ threads: 1, concurrency: 500 });
+    t.engine.start();
+    const runIds = Array.from(
+      { length: 300 },
+      () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 400 }, trigger: TRIGGER }).runId,
+    );
+    let most = 0;
+    await waitFor(
+      () => {
+        most = Math.max(most, t.engine.activeCount);
+        return t.db.sqlite.query("SELECT 1 FROM runs WHERE status != 'complete' LIMIT 1").get() === null
+          ? true
+          : undefined;
+      },
+      "every run to complete",
+      30_000,
+    );
+    expect(most).toBeGreaterThanOrEqual(250);
+    expect(t.engine.threadCount).toBe(1);
+    expect((await waitForStatus(t.engine, runIds[0] ?? "")).output).toBe("done");
+  }, 40_000);
+});
+
+describe("limits and fairness", () => {
+  test("one organization's burst does not starve another's single run", async () => {
+    await using t = await testEngine({ threads: 1, concurrency: 20 });
+    t.engine.start();
+    for (let i = 0; i < 2_000; i++) {
+      t.engine.enqueue({ orgId: "org_burst", loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
+    }
+    const single = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
+    await waitForStatus(t.engine, single.runId, ["complete"], 10_000);
+    const burstDone = t.db.sqlite
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE orgId = 'org_burst' AND status = 'complete'")
+      .get()?.n;
+    // Served in turn with the burst, not after it: most of the burst is still waiting.
+    expect(burstDone).toBeLessThan(200);
+  }, 30_000);
+
+  test("an organization never runs more than its limit; triggers over it wait as queued", async () => {
+    await using t = await testEngine({ orgConcurrency: 3, concurrency: 50 });
+    t.engine.start();
+    const ids = [
+      ...Array.from({ length: 12 }, () => ({ orgId: "org_a", loopId: "loop_slow" })),
+      ...Array.from({ length: 4 }, () => ({ orgId: "org_b", loopId: "loop_slow" })),
+    ].map((run) => t.engine.enqueue({ ...run, input: { ms: 80 }, trigger: TRIGGER }).runId);
+    const counts = runningBy(t.db, "orgId");
+    const most = new Map<string, number>();
+    let queuedSeen = false;
+    await waitFor(
+      () => {
+        for (const { key, n } of counts.all()) most.set(key, Math.max(most.get(key) ?? 0, n));
+        queuedSeen ||= t.db.sqlite.query("SELECT 1 FROM runs WHERE status = 'queued' LIMIT 1").get() !== null;
+        return t.db.sqlite.query("SELECT 1 FROM runs WHERE status != 'complete' LIMIT 1").get() === null
+          ? true
+          : undefined;
+      },
+      "every run to complete",
+      15_000,
+    );
+    expect(ids).toHaveLength(16);
+    expect(queuedSeen).toBe(true);
+    expect(most.get("org_a")).toBe(3);
+    expect(most.get("org_b")).toBeLessThanOrEqual(3);
+    expect(most.get("org_b")).toBeGreaterThanOrEqual(1);
+  }, 20_000);
+
+  test("a loop's static concurrency caps its runs while other loops go on", async () => {
+    await using t = await testEngine({ concurrency: 50 });
+    t.engine.start();
+    for (let i = 0; i < 8; i++)
+      t.engine.enqueue({ orgId: ORG, loopId: "loop_limited", input: { ms: 80 }, trigger: TRIGGER });
+    for (let i = 0; i < 8; i++)
+      t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 80 }, trigger: TRIGGER });
+    const counts = runningBy(t.db, "loopId");
+    const most = new Map<string, number>();
+    await waitFor(
+      () => {
+        for (const { key, n } of counts.all()) most.set(key, Math.max(most.get(key) ?? 0, n));
+        return t.db.sqlite.query("SELECT 1 FROM runs WHERE status != 'complete' LIMIT 1").get() === null
+          ? true
+          : undefined;
+      },
+      "every run to complete",
+      15_000,
+    );
+    expect(most.get("loop_limited")).toBe(2);
+    expect(most.get("loop_slow")).toBeGreaterThan(2);
+  }, 20_000);
+});
+
+describe("a loop that blocks its thread", () => {
+  test("is found and errored; the runs that shared its thread resume elsewhere and complete", async () => {
+    await using t = await testEngine({ threads: 1, blockedMs: 400, memoryCheckMs: 100 });
+    t.engine.start();
+    const logFile = join(t.dir, "waits.log");
+    const innocent = Array.from(
+      { length: 6 },
+      (_, i) =>
+        t.engine.enqueue({
+          orgId: ORG,
+          loopId: "loop_waits",
+          input: { logFile, tag: `r${i}`, steps: 6, waitMs: 150 },
+          trigger: TRIGGER,
+        }).runId,
+    );
+    // Let the innocent runs get going, then the spinner takes the thread.
+    await waitFor(() => (readLog(logFile).length >= 6 ? true : undefined), "the first steps");
+    const spinner = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin" }, trigger: TRIGGER });
+
+    const culprit = await waitForStatus(t.engine, spinner.runId, ["errored"], 15_000);
+    expect(culprit.error?.name).toBe("LoopBlockedError");
+    expect(culprit.error?.message).toMatch(
+      /^the loop kept its thread busy for \d+ ms without yielding \(synchronous code that never ends\?\); the thread was replaced$/,
+    );
+    for (const runId of innocent) {
+      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 15_000);
+      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
+    }
+    // Replayed, not restarted: a step ran again only if the thread went down before it was stored.
+    const lines = readLog(logFile);
+    for (let i = 0; i < 6; i++) {
+      for (let step = 0; step < 6; step++) {
+        const times = lines.filter((line) => line.startsWith(`r${i} step-${step} `)).length;
+        expect({ run: i, step, ranOnceOrTwice: times === 1 || times === 2 }).toEqual({
+          run: i,
+          step,
+          ranOnceOrTwice: true,
+        });
+      }
+    }
+    // Dedicated threads close once their runs leave: a new run finds the pool at its one shared thread.
+    const after = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    expect((await waitForStatus(t.engine, after.runId)).status).toBe("complete");
+    await waitFor(() => (t.engine.threadCount === 1 ? true : undefined), "the dedicated threads to close");
+  }, 30_000);
+});
+
+function readLog(file: string): string[] {
+  try {
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * One queue, several processes: two real engine processes on one SQLite file. Limits hold across
+ * them, each run executes in one place at a time, and when one process is killed (kill -9) the
+ * other takes its runs over once their leases expire.
+ */
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createEngine } from "../core/loop/engine.ts";
+import { openDatabase } from "../server/db.ts";
+import { loadFixtureLoops, ORG, TRIGGER, tempDir, waitFor } from "./support/loops.ts";
+
+const ENGINE_PROCESS = join(import.meta.dir, "support", "engine-process.ts");
+
+async function startEngineProcess(db: string, options: object): Promise<{ proc: Bun.Subprocess; owner: string }> {
+  const proc = Bun.spawn([process.execPath, ENGINE_PROCESS, db, JSON.stringify(options)], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let seen = "";
+  while (!/ready (\S+)\n/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the engine process exited: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { proc, owner: /ready (\S+)\n/.exec(seen)?.[1] ?? "" };
+}
+
+test("two processes share one queue; a killed one's runs are taken over; the org limit holds across both", async () => {
+  using dir = tempDir("health-shared-");
+  const dbPath = join(dir, "health.db");
+  const logFile = join(dir, "steps.log");
+  const db = openDatabase(dbPath);
+  // Enqueues only: this engine is never started.
+  const client = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops() });
+  const options = { leaseMs: 1_500, heartbeatMs: 300, pollMs: 50, orgConcurrency: 4 };
+  const a = await startEngineProcess(dbPath, options);
+  const b = await startEngineProcess(dbPath, options);
+  try {
+    const runIds = Array.from(
+      { length: 24 },
+      (_, i) =>
+        client.enqueue({
+          orgId: ORG,
+          loopId: "loop_waits",
+          input: { logFile, tag: `r${i}`, steps: 4, waitMs: 120 },
+          trigger: TRIGGER,
+        }).runId,
+    );
+    const running = db.sqlite.query<{ n: number }, []>(
+      `SELECT COUNT(*) AS n FROM runs WHERE status = 'running' AND orgId = '${ORG}'`,
+    );
+    const heldBy = db.sqlite.query<{ id: string }, [string]>(
+      "SELECT id FROM runs WHERE status = 'running' AND leaseOwner = ?1",
+    );
+    let most = 0;
+    // Kill A while it holds runs mid-way.
+    const taken = await waitFor(
+      () => {
+        most = Math.max(most, running.get()?.n ?? 0);
+        const held = heldBy.all(a.owner).map((row) => row.id);
+        return held.length > 0 && readLog(logFile).length >= 8 ? held : undefined;
+      },
+      "process A to hold runs mid-way",
+      15_000,
+    );
+    a.proc.kill(9);
+    await a.proc.exited;
+    const status = db.sqlite.query<{ status: string; leaseOwner: string | null }, [string]>(
+      "SELECT status, leaseOwner FROM runs WHERE id = ?1",
+    );
+    await waitFor(
+      () => {
+        most = Math.max(most, running.get()?.n ?? 0);
+        return runIds.every((id) => status.get(id)?.status === "complete") ? true : undefined;
+      },
+      "every run to complete on process B",
+      30_000,
+    );
+    expect(most).toBeLessThanOrEqual(4);
+    expect(most).toBeGreaterThanOrEqual(2);
+
+    const lines = readLog(logFile).map((line) => line.split(" "));
+    const pidA = String(a.proc.pid);
+    const pidB = String(b.proc.pid);
+    for (let i = 0; i < runIds.length; i++) {
+      for (let step = 0; step < 4; step++) {
+        const by = lines.filter(([tag, name]) => tag === `r${i}` && name === `step-${step}`).map(([, , pid]) => pid);
+        // Once, or twice when A died after running it but before storing it; never twice on B.
+        const onB = by.filter((pid) => pid === pidB).length;
+        expect({ run: i, step, ok: by.length >= 1 && onB <= 1 && by.length - onB <= 1 }).toEqual({
+          run: i,
+          step,
+          ok: true,
+        });
+      }
+    }
+    // The runs A held when it died were finished by B.
+    for (const runId of taken) {
+      const index = runIds.indexOf(runId);
+      const last = lines.filter(([tag, name]) => tag === `r${index}` && name === "step-3").map(([, , pid]) => pid);
+      expect({ runId, finishedOn: last.at(-1) }).toEqual({ runId, finishedOn: pidB });
+    }
+    expect(lines.some(([, , pid]) => pid === pidA)).toBe(true);
+  } finally {
+    a.proc.kill(9);
+    b.proc.kill("SIGTERM");
+    await b.proc.exited;
+    db.close();
+  }
+}, 60_000);
+
+function readLog(file: string): string[] {
+  try {
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+  } catch {
+    return [];
+  }
+}
