@@ -154,6 +154,33 @@ describe("a loop that blocks its thread", () => {
   }, 30_000);
 });
 
+describe("a loop that exhausts its thread's heap", () => {
+  test("is found and errored; the runs that shared its thread complete", async () => {
+    await using t = await testEngine({ threads: 1, memoryLimitMb: 192, memoryCheckMs: 100 });
+    t.engine.start();
+    const logFile = join(t.dir, "waits.log");
+    const innocent = Array.from(
+      { length: 4 },
+      (_, i) =>
+        t.engine.enqueue({
+          orgId: ORG,
+          loopId: "loop_waits",
+          input: { logFile, tag: `m${i}`, steps: 5, waitMs: 100 },
+          trigger: TRIGGER,
+        }).runId,
+    );
+    await waitFor(() => (readLog(logFile).length >= 4 ? true : undefined), "the first steps");
+    const hog = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-async" }, trigger: TRIGGER });
+    const culprit = await waitForStatus(t.engine, hog.runId, ["errored"], 20_000);
+    expect(culprit.error?.name).toBe("MemoryLimitExceeded");
+    expect(culprit.error?.message).toMatch(/over its thread's limit of 192 MB; the thread was replaced$/);
+    for (const runId of innocent) {
+      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 20_000);
+      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
+    }
+  }, 30_000);
+});
+
 function readLog(file: string): string[] {
   try {
     return readFileSync(file, "utf8")
