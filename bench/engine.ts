@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createClaims } from "../core/loop/claims.ts";
 import { createEngine, type Engine } from "../core/loop/engine.ts";
 import { loadLoops } from "../core/loop/registry.ts";
 import { openDatabase } from "../server/db.ts";
@@ -48,6 +49,16 @@ async function benchEnqueue(): Promise<void> {
   console.log(
     `enqueue: ${enqueueCount} durable inserts in ${(seconds * 1000).toFixed(0)} ms = ${Math.round(enqueueCount / seconds)} runs/s (${((seconds / enqueueCount) * 1e6).toFixed(1)} µs each; WAL, synchronous=NORMAL)`,
   );
+  // A claim pass must not grow with the queue: it seeks the ready (organization, loop) pairs.
+  const claims = createClaims(db.sqlite);
+  const passes = 1_000;
+  const claimStarted = performance.now();
+  for (let i = 0; i < passes; i++) {
+    const at = Date.now();
+    claims.claim("eng_bench", at, at + 30_000, { max: 1, perOrg: 1_000_000, perLoop: () => undefined });
+  }
+  const perPass = ((performance.now() - claimStarted) / passes) * 1000;
+  console.log(`claim: one pass claiming one run from a queue of ${enqueueCount + 500} runs, ${perPass.toFixed(0)} µs`);
   db.close();
 }
 

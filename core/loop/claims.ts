@@ -54,9 +54,13 @@ export function createClaims(sqlite: Database) {
     `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND orgId = $orgId AND loopId = $loopId ` +
       `AND wakeAt IS NULL ORDER BY rowid LIMIT 1) ${RETURNING}`,
   );
-  // Both read an index prefix only; SQLite skips ahead between distinct values.
-  const readyQueued = sqlite.prepare<{ orgId: string; loopId: string }, []>(
-    "SELECT DISTINCT orgId, loopId FROM runs WHERE status = 'queued'",
+  // The (organization, loop) pairs with queued runs, by a loose index scan: one seek per distinct
+  // value, however long the queue (a plain DISTINCT reads every queued row without statistics).
+  const nextQueuedOrg = sqlite.prepare<{ orgId: string }, [string]>(
+    "SELECT orgId FROM runs WHERE status = 'queued' AND orgId > ?1 ORDER BY orgId LIMIT 1",
+  );
+  const nextQueuedLoop = sqlite.prepare<{ loopId: string }, [string, string]>(
+    "SELECT loopId FROM runs WHERE status = 'queued' AND orgId = ?1 AND loopId > ?2 ORDER BY loopId LIMIT 1",
   );
   const readyDue = sqlite.prepare<{ orgId: string; loopId: string }, [number]>(
     "SELECT DISTINCT orgId, loopId FROM runs INDEXED BY runs_status_wake WHERE status = 'sleeping' AND wakeAt <= ?1",
@@ -89,6 +93,20 @@ export function createClaims(sqlite: Database) {
     "UPDATE runs SET leaseExpiresAt = 0 WHERE leaseOwner = ?1 AND status = 'running'",
   );
   const forgetEngine = sqlite.prepare<void, [string]>("DELETE FROM loop_engines WHERE owner = ?1");
+
+  function readyQueued(): Array<{ orgId: string; loopId: string }> {
+    const pairs: Array<{ orgId: string; loopId: string }> = [];
+    for (let org = nextQueuedOrg.get(""); org !== null; org = nextQueuedOrg.get(org.orgId)) {
+      for (
+        let loop = nextQueuedLoop.get(org.orgId, "");
+        loop !== null;
+        loop = nextQueuedLoop.get(org.orgId, loop.loopId)
+      ) {
+        pairs.push({ orgId: org.orgId, loopId: loop.loopId });
+      }
+    }
+    return pairs;
+  }
 
   /** The organization served last, so the next pass starts after it. */
   let lastOrg = "";
@@ -123,7 +141,7 @@ export function createClaims(sqlite: Database) {
       }
       // Ready (organization → its loops with ready runs), due sleepers and queued runs alike.
       const ready = new Map<string, string[]>();
-      for (const { orgId, loopId } of [...readyDue.all(now), ...readyQueued.all()]) {
+      for (const { orgId, loopId } of [...readyDue.all(now), ...readyQueued()]) {
         const loops = ready.get(orgId) ?? [];
         if (!loops.includes(loopId)) loops.push(loopId);
         ready.set(orgId, loops);
