@@ -398,7 +398,7 @@ export function createRunner(options: RunnerOptions) {
     /** Terminated through the API: stop executing it here. */
     terminated(runId: string): void {
       const run = active.get(runId);
-      if (run !== undefined) abandon(run);
+      if (run !== undefined) abandon(run, true);
     },
     /** Engine stopping: every run stops after its current step. */
     drain(): void {
