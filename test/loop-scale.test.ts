@@ -181,6 +181,39 @@ describe("a loop that exhausts its thread's heap", () => {
   }, 30_000);
 });
 
+describe("a thread killed mid-step", () => {
+  test("ends the run that killed it; the runs that shared it resume by replay and complete", async () => {
+    await using t = await testEngine({ threads: 1 });
+    t.engine.start();
+    const logFile = join(t.dir, "waits.log");
+    const innocent = Array.from(
+      { length: 4 },
+      (_, i) =>
+        t.engine.enqueue({
+          orgId: ORG,
+          loopId: "loop_waits",
+          input: { logFile, tag: `k${i}`, steps: 5, waitMs: 100 },
+          trigger: TRIGGER,
+        }).runId,
+    );
+    await waitFor(() => (readLog(logFile).length >= 4 ? true : undefined), "the first steps");
+    const killer = t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "exit-in-step" },
+      trigger: TRIGGER,
+    });
+    const culprit = await waitForStatus(t.engine, killer.runId, ["errored"], 15_000);
+    expect(culprit.error?.name).toBe("LoopCrashed");
+    expect(culprit.error?.message).toStartWith("the loop's thread ended: ");
+    expect(culprit.steps.map((s) => `${s.key}:${s.status}`)).toEqual(["before:complete", "exit:errored"]);
+    for (const runId of innocent) {
+      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 15_000);
+      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
+    }
+  }, 30_000);
+});
+
 function readLog(file: string): string[] {
   try {
     return readFileSync(file, "utf8")
