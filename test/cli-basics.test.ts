@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { whenTime } from "../cli/lib/output.ts";
 import { relativeTime } from "../core/relative-time.ts";
-import { cli, cliEnv, json, tempDir } from "./fixtures/cli/cli.ts";
+import { cli, json, runCommand, tempDir } from "./fixtures/cli/cli.ts";
 
 // Every test here runs the CLI as real processes, some against a real server: 5 s is tight on 2 cores.
 setDefaultTimeout(20_000);
@@ -159,18 +159,7 @@ describe("the health launcher (package.json bin, what npm link and npx run)", ()
   const launcher = join(import.meta.dir, "..", "cli", "health.mjs");
   async function launch(args: string[], env: Record<string, string> = {}) {
     using dir = tempDir("health-launcher-");
-    const child = Bun.spawn(["node", launcher, ...args], {
-      cwd: `${dir}`,
-      env: cliEnv(`${dir}`, env),
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
-    return { code, stdout, stderr };
+    return runCommand(["node", launcher, ...args], { cwd: `${dir}`, home: `${dir}`, env });
   }
 
   test("runs the CLI with this package's Bun from any folder, passing output and exit codes through", async () => {

@@ -3,24 +3,13 @@
  * survive stops and restarts. Every wait polls a condition with a deadline.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { createEngine } from "../core/loop/engine.ts";
 import { openDatabase } from "../server/db.ts";
-import { loadFixtureLoops, ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
+import { loadFixtureLoops, logLines, ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
 
 const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-
-function logLines(file: string): string[] {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line !== "");
-  } catch {
-    return [];
-  }
-}
 
 describe("running loops", () => {
   test("enqueue commits a queued run and answers ids of the right shape", async () => {

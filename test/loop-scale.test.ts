@@ -4,9 +4,8 @@
  * polls a condition; nothing here measures time (bench/engine.ts does).
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ORG, TRIGGER, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
+import { logLines, ORG, TRIGGER, type TestEngine, testEngine, waitFor, waitForStatus } from "./support/loops.ts";
 
 function runningBy(db: { sqlite: import("bun:sqlite").Database }, column: "orgId" | "loopId") {
   return db.sqlite.query<{ key: string; n: number }, []>(
@@ -107,36 +106,52 @@ describe("limits and fairness", () => {
   }, 20_000);
 });
 
+/**
+ * `count` runs of loop_waits started on `t`, which log each step and wait between them; resolves
+ * once each has run a step, so that a culprit enqueued next shares their thread.
+ */
+async function innocents(t: TestEngine, tag: string, count: number, steps: number, waitMs: number) {
+  const logFile = join(t.dir, `${tag}.log`);
+  const runIds = Array.from(
+    { length: count },
+    (_, i) =>
+      t.engine.enqueue({
+        orgId: ORG,
+        loopId: "loop_waits",
+        input: { logFile, tag: `${tag}${i}`, steps, waitMs },
+        trigger: TRIGGER,
+      }).runId,
+  );
+  await waitFor(() => (logLines(logFile).length >= count ? true : undefined), "the first steps");
+  return {
+    logFile,
+    async allComplete(): Promise<void> {
+      for (const runId of runIds) {
+        const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 20_000);
+        expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
+      }
+    },
+  };
+}
+
+async function culprit(t: TestEngine, mode: string) {
+  const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode }, trigger: TRIGGER });
+  return waitForStatus(t.engine, runId, ["errored"], 20_000);
+}
+
 describe("a loop that blocks its thread", () => {
   test("is found and errored; the runs that shared its thread resume elsewhere and complete", async () => {
     await using t = await testEngine({ threads: 1, blockedMs: 400, memoryCheckMs: 100 });
     t.engine.start();
-    const logFile = join(t.dir, "waits.log");
-    const innocent = Array.from(
-      { length: 6 },
-      (_, i) =>
-        t.engine.enqueue({
-          orgId: ORG,
-          loopId: "loop_waits",
-          input: { logFile, tag: `r${i}`, steps: 6, waitMs: 150 },
-          trigger: TRIGGER,
-        }).runId,
-    );
-    // Let the innocent runs get going, then the spinner takes the thread.
-    await waitFor(() => (readLog(logFile).length >= 6 ? true : undefined), "the first steps");
-    const spinner = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin" }, trigger: TRIGGER });
-
-    const culprit = await waitForStatus(t.engine, spinner.runId, ["errored"], 15_000);
-    expect(culprit.error?.name).toBe("LoopBlockedError");
-    expect(culprit.error?.message).toMatch(
+    const others = await innocents(t, "r", 6, 6, 150);
+    const spinner = await culprit(t, "spin");
+    expect(spinner.error?.name).toBe("LoopBlockedError");
+    expect(spinner.error?.message).toMatch(
       /^the loop kept its thread busy for \d+ ms without yielding \(synchronous code that never ends\?\); the thread was replaced$/,
     );
-    for (const runId of innocent) {
-      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 15_000);
-      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
-    }
+    await others.allComplete();
     // Replayed, not restarted: a step ran again only if the thread went down before it was stored.
-    const lines = readLog(logFile);
+    const lines = logLines(others.logFile);
     for (let i = 0; i < 6; i++) {
       for (let step = 0; step < 6; step++) {
         const times = lines.filter((line) => line.startsWith(`r${i} step-${step} `)).length;
@@ -158,26 +173,11 @@ describe("a loop that exhausts its thread's heap", () => {
   test("is found and errored; the runs that shared its thread complete", async () => {
     await using t = await testEngine({ threads: 1, memoryLimitMb: 192, memoryCheckMs: 100 });
     t.engine.start();
-    const logFile = join(t.dir, "waits.log");
-    const innocent = Array.from(
-      { length: 4 },
-      (_, i) =>
-        t.engine.enqueue({
-          orgId: ORG,
-          loopId: "loop_waits",
-          input: { logFile, tag: `m${i}`, steps: 5, waitMs: 100 },
-          trigger: TRIGGER,
-        }).runId,
-    );
-    await waitFor(() => (readLog(logFile).length >= 4 ? true : undefined), "the first steps");
-    const hog = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "hog-async" }, trigger: TRIGGER });
-    const culprit = await waitForStatus(t.engine, hog.runId, ["errored"], 20_000);
-    expect(culprit.error?.name).toBe("MemoryLimitExceeded");
-    expect(culprit.error?.message).toMatch(/over its thread's limit of 192 MB; the thread was replaced$/);
-    for (const runId of innocent) {
-      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 20_000);
-      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
-    }
+    const others = await innocents(t, "m", 4, 5, 100);
+    const hog = await culprit(t, "hog-async");
+    expect(hog.error?.name).toBe("MemoryLimitExceeded");
+    expect(hog.error?.message).toMatch(/over its thread's limit of 192 MB; the thread was replaced$/);
+    await others.allComplete();
   }, 30_000);
 });
 
@@ -185,41 +185,11 @@ describe("a thread killed mid-step", () => {
   test("ends the run that killed it; the runs that shared it resume by replay and complete", async () => {
     await using t = await testEngine({ threads: 1 });
     t.engine.start();
-    const logFile = join(t.dir, "waits.log");
-    const innocent = Array.from(
-      { length: 4 },
-      (_, i) =>
-        t.engine.enqueue({
-          orgId: ORG,
-          loopId: "loop_waits",
-          input: { logFile, tag: `k${i}`, steps: 5, waitMs: 100 },
-          trigger: TRIGGER,
-        }).runId,
-    );
-    await waitFor(() => (readLog(logFile).length >= 4 ? true : undefined), "the first steps");
-    const killer = t.engine.enqueue({
-      orgId: ORG,
-      loopId: "loop_hang",
-      input: { mode: "exit-in-step" },
-      trigger: TRIGGER,
-    });
-    const culprit = await waitForStatus(t.engine, killer.runId, ["errored"], 15_000);
-    expect(culprit.error?.name).toBe("LoopCrashed");
-    expect(culprit.error?.message).toStartWith("the loop's thread ended: ");
-    expect(culprit.steps.map((s) => `${s.key}:${s.status}`)).toEqual(["before:complete", "exit:errored"]);
-    for (const runId of innocent) {
-      const run = await waitForStatus(t.engine, runId, ["complete", "errored"], 15_000);
-      expect({ runId, status: run.status }).toEqual({ runId, status: "complete" });
-    }
+    const others = await innocents(t, "k", 4, 5, 100);
+    const killer = await culprit(t, "exit-in-step");
+    expect(killer.error?.name).toBe("LoopCrashed");
+    expect(killer.error?.message).toStartWith("the loop's thread ended: ");
+    expect(killer.steps.map((s) => `${s.key}:${s.status}`)).toEqual(["before:complete", "exit:errored"]);
+    await others.allComplete();
   }, 30_000);
 });
-
-function readLog(file: string): string[] {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line !== "");
-  } catch {
-    return [];
-  }
-}

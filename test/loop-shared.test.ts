@@ -4,11 +4,10 @@
  * other takes its runs over once their leases expire.
  */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEngine } from "../core/loop/engine.ts";
 import { openDatabase } from "../server/db.ts";
-import { loadFixtureLoops, ORG, TRIGGER, tempDir, waitFor } from "./support/loops.ts";
+import { loadFixtureLoops, logLines, ORG, TRIGGER, tempDir, waitFor } from "./support/loops.ts";
 
 const ENGINE_PROCESS = join(import.meta.dir, "support", "engine-process.ts");
 
@@ -61,7 +60,7 @@ test("two processes share one queue; a killed one's runs are taken over; the org
       () => {
         most = Math.max(most, running.get()?.n ?? 0);
         const held = heldBy.all(a.owner).map((row) => row.id);
-        return held.length > 0 && readLog(logFile).length >= 8 ? held : undefined;
+        return held.length > 0 && logLines(logFile).length >= 8 ? held : undefined;
       },
       "process A to hold runs mid-way",
       15_000,
@@ -82,7 +81,7 @@ test("two processes share one queue; a killed one's runs are taken over; the org
     expect(most).toBeLessThanOrEqual(4);
     expect(most).toBeGreaterThanOrEqual(2);
 
-    const lines = readLog(logFile).map((line) => line.split(" "));
+    const lines = logLines(logFile).map((line) => line.split(" "));
     const pidA = String(a.proc.pid);
     const pidB = String(b.proc.pid);
     for (let i = 0; i < runIds.length; i++) {
@@ -111,13 +110,3 @@ test("two processes share one queue; a killed one's runs are taken over; the org
     db.close();
   }
 }, 60_000);
-
-function readLog(file: string): string[] {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line !== "");
-  } catch {
-    return [];
-  }
-}

@@ -14,7 +14,7 @@ import type { EngineLogger } from "./engine.ts";
 import type { LoopPool, LoopThread, ThreadFailure } from "./pool.ts";
 import type { FromThread, StoredError } from "./protocol.ts";
 import type { LoopDefinition } from "./registry.ts";
-import type { ClaimedRun, RunStore } from "./store.ts";
+import type { ClaimedRun, RunStore, StepWrite } from "./store.ts";
 
 /** How long past a step's own timeout the engine waits before it concludes the thread is stuck. */
 const STEP_TIMEOUT_GRACE_MS = 1_000;
@@ -112,15 +112,7 @@ export function createRunner(options: RunnerOptions) {
   function handle(run: ActiveRun, message: Exclude<FromThread, { type: "pong" | "stray" }>): void {
     switch (message.type) {
       case "attempt": {
-        const owned = store.recordAttempt({
-          runId: run.id,
-          key: message.key,
-          name: message.name,
-          idx: message.idx,
-          owner,
-          now: now(),
-          attempt: message.attempt,
-        });
+        const owned = store.recordAttempt({ ...stepWrite(run, message), attempt: message.attempt });
         if (!owned) {
           lostRun(run);
           break;
@@ -144,12 +136,7 @@ export function createRunner(options: RunnerOptions) {
         const error =
           message.errorName === null ? null : { name: message.errorName, message: message.errorMessage ?? "" };
         const persisted = store.finishStep({
-          runId: run.id,
-          key: message.key,
-          name: message.name,
-          idx: message.idx,
-          owner,
-          now: now(),
+          ...stepWrite(run, message),
           status: message.status,
           result: message.result,
           error,
@@ -176,11 +163,16 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
+  /** Which step of which run, written under this engine's lease, now. */
+  function stepWrite(run: ActiveRun, message: { key: string; name: string; idx: number }): StepWrite {
+    return { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: now() };
+  }
+
   function onSleep(run: ActiveRun, message: Extract<FromThread, { type: "sleep" }>): void {
-    const at = now();
-    const wakeAt = message.wakeAt ?? at + message.delayMs;
-    const write = { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: at, wakeAt };
-    if (wakeAt <= at) {
+    const step = stepWrite(run, message);
+    const wakeAt = message.wakeAt ?? step.now + message.delayMs;
+    const write = { ...step, wakeAt };
+    if (wakeAt <= step.now) {
       if (store.completeSleep(write)) continueAfterStep(run, message.seq);
       else lostRun(run);
       return;
