@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import { type Action, authorize, type Principal } from "../core/authz.ts";
 import { forbidden, HttpProblem, unauthorized } from "../server/problem.ts";
-import { context, instanceSeed } from "./context.ts";
+import { context, instanceSeed, type RequestState } from "./context.ts";
 
 export interface AuthOptions {
   /** Maps a raw bearer to its principal, or null for unknown, malformed or revoked tokens. */
@@ -39,24 +39,42 @@ export function bearerOf(header: string | null): string | null {
   return match?.[1] ?? null;
 }
 
-export const auth = (options: AuthOptions) =>
-  new Elysia({ name: "health.auth", seed: instanceSeed() })
-    .use(context)
-    // Headers are read from the request: asking Elysia for `headers` makes it copy them all into
-    // an object on every request of the route.
-    .derive({ as: "scoped" }, function authenticateBearer({ request, params, state }) {
-      const started = performance.now();
-      try {
-        const bearer = bearerOf(request.headers.get("authorization"));
-        if (bearer === null) throw unauthorized("Send Authorization: Bearer <token>");
-        const principal = options.authenticate(bearer);
-        if (principal === null) throw unauthorized("The token is unknown, malformed or revoked");
+export const auth = (options: AuthOptions) => {
+  /**
+   * Who is calling, or 401. Runs first: in the parse phase for requests with a body (before the
+   * route's parser, so an anonymous caller gets 401, never 400, 413 or 415, and costs no parsing),
+   * else at the start of the derive.
+   */
+  function identify(request: Request, state: RequestState): Principal {
+    if (state.principal !== undefined) return state.principal;
+    const started = performance.now();
+    try {
+      // Headers are read from the request: asking Elysia for `headers` makes it copy them all.
+      const bearer = bearerOf(request.headers.get("authorization"));
+      if (bearer === null) throw unauthorized("Send Authorization: Bearer <token>");
+      const principal = options.authenticate(bearer);
+      if (principal === null) throw unauthorized("The token is unknown, malformed or revoked");
+      state.principal = principal;
+      return principal;
+    } finally {
+      state.record("auth", performance.now() - started);
+    }
+  }
+
+  return (
+    new Elysia({ name: "health.auth", seed: instanceSeed() })
+      .use(context)
+      // Returns nothing, so the route's own parser runs next.
+      .onParse({ as: "scoped" }, function identifyBeforeParsing({ request, state }) {
+        identify(request, state);
+      })
+      // What the principal may do depends on the route's params (organization, loop): 403 here.
+      .derive({ as: "scoped" }, function authorizeCaller({ request, params, state }) {
+        const principal = identify(request, state);
         const verdict = authorize(principal, options.action(params as Record<string, string>));
         if (!verdict.ok) throw forbidden(verdict.reason);
-        state.principal = principal;
         state.company = companyOf(principal, request.headers.get("x-service-company"));
-      } finally {
-        state.record("auth", performance.now() - started);
-      }
-      return {};
-    });
+        return {};
+      })
+  );
+};

@@ -154,6 +154,33 @@ describe("errors", () => {
     }
   });
 
+  test("without a valid bearer, a malformed, non-JSON or oversized body is still 401: nothing is parsed first", async () => {
+    await using server = await startTestServer();
+    const orgLoop = `${server.url}/loop/${server.defaultOrg.id}/loop_intake`;
+    const bodies: Array<[string, string]> = [
+      ["application/json", "{not json"],
+      ["text/plain", "hello"],
+      ["application/json", JSON.stringify({ pad: "x".repeat(2 * 1024 * 1024) })],
+    ];
+    for (const url of [`${server.url}/cli/code/sessions`, orgLoop]) {
+      for (const authorization of [undefined, "Bearer hlth_nope"]) {
+        for (const [type, body] of bodies) {
+          const headers: Record<string, string> = { "content-type": type };
+          if (authorization) headers.authorization = authorization;
+          const response = await fetch(url, { method: "POST", headers, body });
+          expect(await problemOf(response)).toMatchObject({ code: "unauthorized" });
+          expect({ url, authorization, type, size: body.length, status: response.status }).toEqual({
+            url,
+            authorization,
+            type,
+            size: body.length,
+            status: 401,
+          });
+        }
+      }
+    }
+  });
+
   test("an empty or blank redacted_prompt and missing fields are 400 with their paths", async () => {
     await using server = await startTestServer();
     for (const prompt of ["", "   \n "]) {
