@@ -11,6 +11,7 @@ import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { audit } from "./tokens.ts";
+import { SlidingWindow } from "../sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -146,27 +147,27 @@ export async function completeSetup(
   return created;
 }
 
-/** Sliding-window count of failed sign-ins per key (email and client address). */
+/** Failed sign-ins per key (email and client address) in a sliding window. */
 export class LoginLimiter {
-  private readonly failures = new Map<string, number[]>();
-  constructor(
-    private readonly maxFailures = 5,
-    private readonly windowMs = 15 * 60 * 1000,
-  ) {}
+  private readonly failures: SlidingWindow;
+  constructor(maxFailures = 5, windowMs = 15 * 60 * 1000) {
+    this.failures = new SlidingWindow(maxFailures, windowMs);
+  }
 
   blocked(keys: string[], now = Date.now()): boolean {
-    return keys.some((key) => this.recent(key, now).length >= this.maxFailures);
+    return keys.some((key) => this.failures.full(key, now));
   }
 
   fail(keys: string[], now = Date.now()): void {
-    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
+    for (const key of keys) this.failures.add(key, now);
   }
 
   succeed(keys: string[]): void {
-    for (const key of keys) this.failures.delete(key);
+    for (const key of keys) this.failures.forget(key);
   }
 
-  private recent(key: string, now: number): number[] {
-    return (this.failures.get(key) ?? []).filter((t) => now - t < this.windowMs);
+  /** Keys remembered (for tests). */
+  get size(): number {
+    return this.failures.size;
   }
 }

@@ -23,6 +23,7 @@ import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { createSession } from "./accounts.ts";
 import { audit } from "./tokens.ts";
+import { SlidingWindow } from "../sliding-window.ts";
 
 /** How long a person has to approve (RFC 8628 suggests minutes, not hours). */
 export const DEVICE_LOGIN_TTL_MS = 10 * 60 * 1000;
@@ -217,25 +218,13 @@ export function decideDeviceLogin(
  * starting is unauthenticated, and each start writes a row.
  */
 export class DeviceStartLimiter {
-  private readonly starts = new Map<string, number[]>();
-  constructor(
-    private readonly maxStarts = 10,
-    private readonly windowMs = 60 * 1000,
-  ) {}
+  private readonly starts: SlidingWindow;
+  constructor(maxStarts = 10, windowMs = 60 * 1000) {
+    this.starts = new SlidingWindow(maxStarts, windowMs);
+  }
 
   /** Counts one start for `key`; false (and nothing counted) when the window is already full. */
   take(key: string, now = Date.now()): boolean {
-    if (this.starts.size > 10_000) this.forgetIdle(now);
-    const recent = (this.starts.get(key) ?? []).filter((t) => now - t < this.windowMs);
-    if (recent.length >= this.maxStarts) return false;
-    this.starts.set(key, [...recent, now]);
-    return true;
-  }
-
-  // Addresses that stopped asking would otherwise stay in the map for the life of the process.
-  private forgetIdle(now: number): void {
-    for (const [key, times] of this.starts) {
-      if (times.every((t) => now - t >= this.windowMs)) this.starts.delete(key);
-    }
+    return this.starts.take(key, now);
   }
 }
