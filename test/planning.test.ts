@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { blockedCategories, planningResponseSchema, problemSchema } from "../schema/wire.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
-import { startTestServer, tempDir } from "./support/server.ts";
+import { mintToken, startTestServer, tempDir } from "./support/server.ts";
 import { GOOD_PLAN, startUpstreamStub } from "./support/upstream-stub.ts";
 
 async function problemOf(response: Response) {
@@ -409,12 +409,14 @@ describe("upstream", () => {
 });
 
 describe("audit", () => {
-  test("every answered call leaves one row: its audit id, cache status, latency and blocked steps", async () => {
+  test("every answered call leaves one row: who, its audit id, cache status, latency and blocked steps", async () => {
     await using stub = startUpstreamStub();
     await using server = await startTestServer({ HEALTH_UPSTREAM_URL: stub.url });
+    // A token, not the system key: its company, kind and id all differ, so a swapped column shows.
+    const minted = mintToken(server, ["cli:run"]);
     const answers = [];
     for (const prompt of ["build an intake agent", "build an intake agent", "what dose of warfarin for my patient?"]) {
-      const response = await postPlan(server.url, server.systemKey, planningBody({ redacted_prompt: prompt }));
+      const response = await postPlan(server.url, minted.token, planningBody({ redacted_prompt: prompt }));
       expect(response.status).toBe(200);
       answers.push(v.parse(planningResponseSchema, await response.json()));
     }
@@ -425,8 +427,9 @@ describe("audit", () => {
     expect(all).toHaveLength(3);
     const rows = answers.map((answer) => all.find((row) => row.auditId === answer.audit_id));
     expect(rows[0]).toMatchObject({
-      company: "system",
-      principalKind: "system",
+      company: server.defaultOrg.slug,
+      principalKind: "token",
+      principalId: minted.id,
       intent: "build_agent",
       cache: "miss",
       blockedSteps: 0,

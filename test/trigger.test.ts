@@ -4,9 +4,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import { problemSchema } from "../schema/wire.ts";
-import { createToken } from "../server/services/tokens.ts";
 import { openDatabase } from "../server/db.ts";
-import { startTestServer, type TestServer, tempDir } from "./support/server.ts";
+import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { adminEnv, signIn } from "./support/trpc.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "loops");
@@ -36,14 +35,7 @@ async function waitForRun(server: TestServer, token: string, loopId: string, run
   throw new Error(`run ${runId} did not finish`);
 }
 
-async function mint(server: TestServer, scopes: string[], orgId = server.defaultOrg.id) {
-  const db = openDatabase(`file:${server.dbPath}`);
-  try {
-    return createToken(db, { orgId, name: `t-${scopes.join(",")}`, scopes, actor: { kind: "system", id: "test" } });
-  } finally {
-    db.close();
-  }
-}
+const mint = mintToken;
 
 describe("trigger endpoint", () => {
   test("202 with run ids; the run is durable before the answer and completes with event.body as input", async () => {

@@ -5,6 +5,8 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Config, loadConfig } from "../../server/config.ts";
+import { openDatabase } from "../../server/db.ts";
+import { createToken } from "../../server/services/tokens.ts";
 import { type RunningServer, startServer } from "../../server/start.ts";
 import { tempDir } from "./temp-dir.ts";
 
@@ -30,6 +32,16 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
   });
   if (!loaded.ok) throw new Error(loaded.problems.join("; "));
   return loaded.config;
+}
+
+/** An API token minted straight in the server's database (as an admin would in the console). */
+export function mintToken(server: TestServer, scopes: string[], orgId = server.defaultOrg.id) {
+  const db = openDatabase(`file:${server.dbPath}`);
+  try {
+    return createToken(db, { orgId, name: `t-${scopes.join(",")}`, scopes, actor: { kind: "system", id: "test" } });
+  } finally {
+    db.close();
+  }
 }
 
 export async function startTestServer(env: Record<string, string> = {}, dir?: string): Promise<TestServer> {
