@@ -1,9 +1,8 @@
 /** How the console writes times, durations, scopes, statuses and commands. */
-import type { RunStatus, RunSummary } from "./api.ts";
+import { isFinishedRunStatus } from "../schema/statuses.ts";
+import type { RunSummary } from "./api.ts";
 
-const FINISHED: ReadonlySet<RunStatus> = new Set(["complete", "errored", "terminated"]);
-
-export const isFinished = (status: RunStatus): boolean => FINISHED.has(status);
+export const isFinished = isFinishedRunStatus;
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "long" });
 

@@ -6,6 +6,7 @@ import type { TargetedEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, errorCode, errorMessage, type Run, type RunStatus, type RunStep, type RunSummary } from "./api.ts";
 import { formatDuration, isFinished, prettyJson, runDuration, stepDuration } from "./format.ts";
+import { RUN_STATUSES } from "../schema/statuses.ts";
 import { Link, paths } from "./router.tsx";
 import {
   ConfirmDialog,
@@ -22,7 +23,7 @@ import {
 const RUN_POLL_MS = 1000;
 const LIST_POLL_MS = 2000;
 const PAGE_SIZE = 25;
-const STATUSES: RunStatus[] = ["queued", "running", "sleeping", "complete", "errored", "terminated"];
+const STATUSES = RUN_STATUSES;
 
 /** Re-renders every `intervalMs` while `active`, so running durations tick. */
 function useNow(active: boolean, intervalMs: number): number {

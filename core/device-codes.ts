@@ -36,8 +36,5 @@ export function generateUserCode(): string {
   return out;
 }
 
-/** What people type: any case, with or without the dash, with stray spaces. */
-export const normalizeUserCode = (input: string): string => input.toUpperCase().replace(/[\s-]/g, "");
-
 /** `BCDFGHJK` → `BCDF-GHJK`, the form shown on the terminal and in the console. */
 export const formatUserCode = (normalized: string): string => `${normalized.slice(0, 4)}-${normalized.slice(4)}`;

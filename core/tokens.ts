@@ -3,7 +3,6 @@
  * + a 6-character base62 CRC32 of the random part. The checksum lets us reject typos and
  * junk before touching the database, and the prefix makes leaked tokens easy to scan for.
  */
-import * as v from "valibot";
 import { sha256Hex } from "./hash.ts";
 import { randomBase62, toBase62 } from "./ids.ts";
 
@@ -34,14 +33,3 @@ export const hashToken = (token: string): string => sha256Hex(token);
 export function tokenDisplay(token: string): { prefix: string; lastFour: string } {
   return { prefix: token.slice(0, 8), lastFour: token.slice(-4) };
 }
-
-/** `loop:run`, `loop:run:<loopId>`, `cli:run`. Loop ids are `loop_` + a file stem. */
-export const LOOP_ID_PATTERN = /^loop_[A-Za-z0-9_-]{1,64}$/;
-export const scopeSchema = v.pipe(
-  v.string(),
-  v.check(
-    (s) => s === "loop:run" || s === "cli:run" || (s.startsWith("loop:run:") && LOOP_ID_PATTERN.test(s.slice(9))),
-    "scope must be loop:run, loop:run:<loopId> (loop_…) or cli:run",
-  ),
-);
-export type Scope = v.InferOutput<typeof scopeSchema>;

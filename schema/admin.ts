@@ -1,7 +1,7 @@
 /** Inputs of the admin tRPC procedures (auth, tokens, runs, device), validated at the boundary. */
 import * as v from "valibot";
-import { normalizeUserCode } from "../core/device-codes.ts";
-import { scopeSchema } from "../core/tokens.ts";
+import { LOOP_ID_PATTERN, normalizeUserCode, RUN_ID_PATTERN, scopeSchema } from "./ids.ts";
+import { RUN_STATUSES } from "./statuses.ts";
 
 // Control characters would let a name rewrite a terminal or a log line.
 const noControl = (field: string) =>
@@ -39,12 +39,9 @@ export const tokenRevokeInput = v.object({
 
 export type TokenCreateInput = v.InferOutput<typeof tokenCreateInput>;
 
-export const loopIdSchema = v.pipe(
-  v.string(),
-  v.regex(/^loop_[A-Za-z0-9_-]{1,64}$/, "loopId must be a loop id (loop_…)"),
-);
-export const runIdSchema = v.pipe(v.string(), v.regex(/^run_[A-Za-z0-9]{1,64}$/, "id must be a run id (run_…)"));
-export const runStatusSchema = v.picklist(["queued", "running", "sleeping", "complete", "errored", "terminated"]);
+export const loopIdSchema = v.pipe(v.string(), v.regex(LOOP_ID_PATTERN, "loopId must be a loop id (loop_…)"));
+export const runIdSchema = v.pipe(v.string(), v.regex(RUN_ID_PATTERN, "id must be a run id (run_…)"));
+export const runStatusSchema = v.picklist(RUN_STATUSES);
 
 export const runsListInput = v.optional(
   v.object({

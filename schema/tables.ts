@@ -3,6 +3,7 @@
  * Times are integer milliseconds since the epoch; JSON columns are text holding JSON.
  */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { ATTEMPT_STATUSES, RUN_STATUSES, STEP_KINDS, STEP_STATUSES, TRIGGER_KINDS } from "./statuses.ts";
 
 export const organizations = sqliteTable("organizations", {
   id: text().primaryKey(),
@@ -150,10 +151,10 @@ export const runs = sqliteTable(
     loopId: text().notNull(),
     /** JSON of event.body; NULL when the trigger sent no body (event.body === undefined). */
     input: text(),
-    triggerKind: text({ enum: ["token", "user"] }).notNull(),
+    triggerKind: text({ enum: TRIGGER_KINDS }).notNull(),
     triggerId: text().notNull(),
     triggerName: text().notNull(),
-    status: text({ enum: ["queued", "running", "sleeping", "complete", "errored", "terminated"] }).notNull(),
+    status: text({ enum: RUN_STATUSES }).notNull(),
     output: text(),
     /** JSON `{ name, message }` when the run errored or was terminated. */
     error: text(),
@@ -197,9 +198,9 @@ export const runSteps = sqliteTable(
     key: text().notNull(),
     name: text().notNull(),
     idx: integer().notNull(),
-    kind: text({ enum: ["do", "sleep"] }).notNull(),
+    kind: text({ enum: STEP_KINDS }).notNull(),
     /** `terminated`: the run was terminated while this step was open (a sleep, or an attempt). */
-    status: text({ enum: ["running", "sleeping", "complete", "errored", "terminated"] }).notNull(),
+    status: text({ enum: STEP_STATUSES }).notNull(),
     result: text(),
     error: text(),
     attempts: integer().notNull().default(0),
@@ -220,7 +221,7 @@ export const runStepAttempts = sqliteTable(
     key: text().notNull(),
     /** 1 for the first try. */
     attempt: integer().notNull(),
-    status: text({ enum: ["running", "complete", "errored", "terminated"] }).notNull(),
+    status: text({ enum: ATTEMPT_STATUSES }).notNull(),
     /** JSON `{ name, message }` when the attempt failed or was cut short. */
     error: text(),
     startedAt: integer().notNull(),

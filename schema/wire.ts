@@ -3,6 +3,7 @@
  * Valibot validates every boundary; types are derived with `v.InferOutput`.
  */
 import * as v from "valibot";
+import { RUN_ID_PATTERN } from "./ids.ts";
 
 export const PLANNER_MODEL = "planner-v0";
 export const EXECUTION_TARGET = "local_terminal";
@@ -151,7 +152,7 @@ export type AccountResponse = v.InferOutput<typeof accountResponseSchema>;
 
 /** Spec 2.5: the answer to a trigger. */
 export const triggerResponseSchema = v.object({
-  runId: v.pipe(v.string(), v.regex(/^run_[A-Za-z0-9]+$/)),
+  runId: v.pipe(v.string(), v.regex(RUN_ID_PATTERN)),
   workflowInstanceId: v.string(),
 });
 export type TriggerResponse = v.InferOutput<typeof triggerResponseSchema>;

@@ -11,6 +11,9 @@ import {
   problemSchema,
   triggerResponseSchema,
 } from "../schema/wire.ts";
+import { RUN_ID_PATTERN } from "../schema/ids.ts";
+import { runRecordSchema } from "../schema/runs.ts";
+import { RUN_STATUSES } from "../schema/statuses.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 type AnySchema = v.GenericSchema;
@@ -48,6 +51,7 @@ export function openApiDocument(): unknown {
         Account: json(accountResponseSchema),
         Problem: json(problemSchema),
         TriggerResponse: json(triggerResponseSchema),
+        Run: json(runRecordSchema),
       },
     },
     security: [{ bearer: [] }],
@@ -121,12 +125,12 @@ export function openApiDocument(): unknown {
           parameters: [
             { name: "org_id", in: "path", required: true, schema: { type: "string" } },
             { name: "loop_id", in: "path", required: true, schema: { type: "string" } },
-            { name: "run_id", in: "path", required: true, schema: { type: "string", pattern: "^run_" } },
+            { name: "run_id", in: "path", required: true, schema: { type: "string", pattern: RUN_ID_PATTERN.source } },
           ],
           responses: {
             "200": {
-              description: "status is one of queued, running, sleeping, complete, errored, terminated",
-              content: { "application/json": { schema: { type: "object" } } },
+              description: `The run, its steps and each step's attempts; status is one of ${RUN_STATUSES.join(", ")}`,
+              content: { "application/json": { schema: { $ref: "#/components/schemas/Run" } } },
             },
             ...commonErrors,
             "404": problem("No such run of this loop in the token's organization"),

@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import { runRecordSchema } from "../schema/runs.ts";
 import { problemSchema } from "../schema/wire.ts";
 import { openDatabase } from "../server/db.ts";
 import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
@@ -181,6 +182,14 @@ describe("trigger endpoint", () => {
     const run = await waitForRun(server, token, "loop_throws", started.runId);
     expect(run.status).toBe("errored");
     expect(run.error.message).toEqual(expect.any(String));
+    // The record is exactly schema/runs.ts's shape (parsing drops unknown keys: nothing may be dropped).
+    expect(v.parse(runRecordSchema, run)).toEqual(run);
+    const document = await (await fetch(`${server.url}/openapi.json`)).json();
+    const runPath = document.paths["/loop/{org_id}/{loop_id}/runs/{run_id}"].get.responses["200"];
+    expect(runPath.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Run" });
+    const described = document.components.schemas.Run;
+    expect(Object.keys(run).filter((key) => !(key in described.properties))).toEqual([]);
+    expect(described.required.filter((key: string) => !(key in run))).toEqual([]);
     const missing = await fetch(`${server.url}/loop/${server.defaultOrg.id}/loop_echo/runs/run_nope`, {
       headers: { authorization: `Bearer ${token}` },
     });

@@ -4,7 +4,8 @@ import { defineCommand } from "citty";
 import { CliError, ExitCode, ExitSignal, UsageError } from "../errors.ts";
 import { log } from "../lib/log.ts";
 import { colorEnabled, out, print, printJson, styles } from "../lib/output.ts";
-import { FINAL_STATUSES, LOOP_ID_PATTERN, labelledJson, runDuration, type RunView } from "../lib/runs.ts";
+import { isFinishedRunStatus } from "../../schema/statuses.ts";
+import { LOOP_ID_PATTERN, labelledJson, runDuration, type RunView } from "../lib/runs.ts";
 import {
   IDEMPOTENCY_KEY_PATTERN,
   type LoopTarget,
@@ -207,7 +208,7 @@ async function waitForRun(target: LoopTarget, runId: string, timeoutMs: number |
       try {
         const run = await readRun(target, runId);
         failures = 0;
-        if (FINAL_STATUSES.includes(run.status)) return run;
+        if (isFinishedRunStatus(run.status)) return run;
         status = run.status;
         const done = run.steps.filter((step) => step.status === "complete").length;
         progress.update(`${run.status}, ${done} step${done === 1 ? "" : "s"} done`);

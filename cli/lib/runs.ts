@@ -8,65 +8,23 @@ import { CliError, UsageError } from "../errors.ts";
 import { sessionExpired, type TrpcFailure } from "./api.ts";
 import { relativeTime } from "../../core/relative-time.ts";
 import { out, print, type Styles, table, whenTime } from "./output.ts";
+import { isFinishedRunStatus } from "../../schema/statuses.ts";
+import { runRecordSchema as runRecordShape, type RunRecord, type StoredError } from "../../schema/runs.ts";
 
-export const RUN_STATUSES = ["queued", "running", "sleeping", "complete", "errored", "terminated"] as const;
-export type RunStatusName = (typeof RUN_STATUSES)[number];
-/** A run in one of these states will not change again. */
-export const FINAL_STATUSES: readonly string[] = ["complete", "errored", "terminated"];
+const runRecordEntries = runRecordShape.entries;
 
-/** The server's own patterns (schema/admin.ts), checked before any request is sent. */
-export const LOOP_ID_PATTERN = /^loop_[A-Za-z0-9_-]{1,64}$/;
-export const RUN_ID_PATTERN = /^run_[A-Za-z0-9]{1,64}$/;
+export { LOOP_ID_PATTERN, RUN_ID_PATTERN } from "../../schema/ids.ts";
+export { RUN_STATUSES, type RunStatus } from "../../schema/statuses.ts";
 
-const storedErrorSchema = v.object({ name: v.string(), message: v.string() });
+/**
+ * `GET /loop/{org}/{loop}/runs/{runId}` and `runs.get`: the run record of schema/runs.ts, loose at
+ * the top so a newer server may add fields.
+ */
+export const runRecordSchema = v.looseObject(runRecordEntries);
 
-const stepSchema = v.looseObject({
-  name: v.string(),
-  key: v.string(),
-  index: v.number(),
-  kind: v.string(),
-  status: v.string(),
-  attempts: v.number(),
-  /** Each try of the step, with its error; servers before the attempt log send none. */
-  attemptLog: v.optional(
-    v.array(
-      v.looseObject({
-        attempt: v.number(),
-        status: v.string(),
-        error: v.nullable(storedErrorSchema),
-        startedAt: v.string(),
-      }),
-    ),
-  ),
-  result: v.optional(v.unknown()),
-  error: v.nullable(storedErrorSchema),
-  startedAt: v.string(),
-  finishedAt: v.nullable(v.string()),
-  wakeAt: v.nullable(v.string()),
-});
-
-/** `GET /loop/{org}/{loop}/runs/{runId}` (CONTRACT "Loops"); loose, so newer servers may add fields. */
-export const runRecordSchema = v.looseObject({
-  id: v.string(),
-  workflowInstanceId: v.string(),
-  loopId: v.string(),
-  status: v.string(),
-  input: v.optional(v.unknown()),
-  output: v.optional(v.unknown()),
-  error: v.nullable(storedErrorSchema),
-  trigger: v.optional(v.object({ kind: v.string(), id: v.string(), name: v.string() })),
-  attempts: v.optional(v.number()),
-  createdAt: v.string(),
-  updatedAt: v.string(),
-  startedAt: v.optional(v.nullable(v.string())),
-  finishedAt: v.optional(v.nullable(v.string())),
-  wakeAt: v.optional(v.nullable(v.string())),
-  steps: v.array(stepSchema),
-});
-
-export type RunStepView = v.InferOutput<typeof stepSchema>;
+export type RunStepView = RunRecord["steps"][number];
 export type RunView = v.InferOutput<typeof runRecordSchema>;
-export type StoredErrorView = v.InferOutput<typeof storedErrorSchema>;
+export type StoredErrorView = StoredError;
 
 /** What a run list row needs; both the tRPC summary and a full record fit. */
 export interface RunSummaryView {
@@ -121,7 +79,7 @@ export function runDuration(
 ): string {
   const from = Date.parse(run.startedAt ?? run.createdAt);
   if (run.finishedAt !== null && run.finishedAt !== undefined) return formatDuration(Date.parse(run.finishedAt) - from);
-  if (FINAL_STATUSES.includes(run.status) || run.status === "queued") return "—";
+  if (isFinishedRunStatus(run.status) || run.status === "queued") return "—";
   return `${formatDuration(now - from)}…`;
 }
 
@@ -235,7 +193,7 @@ export function printRun(run: RunView): void {
   // The tries that failed before a step's outcome, so a flaky dependency shows in the record.
   // (The last try's error, if any, is the step's own, in the table.)
   const failedTries = run.steps.flatMap((step, i) =>
-    (step.attemptLog ?? []).flatMap(({ attempt, error, startedAt }) =>
+    step.attemptLog.flatMap(({ attempt, error, startedAt }) =>
       error === null || attempt >= step.attempts
         ? []
         : [`  ${i + 1} ${printable(step.name)}, try ${attempt} (${relativeTime(startedAt)}): ${errorText(error)}`],

@@ -5,9 +5,11 @@
  * `start` are flat objects of primitives on purpose: Bun posts those without a structured clone,
  * which keeps the per-step round trip in the tens of microseconds.
  */
-import type { runSteps } from "../../schema/tables.ts";
+import type { StoredError } from "../../schema/runs.ts";
+import type { STEP_STATUSES } from "../../schema/statuses.ts";
 
-export type StepStatus = (typeof runSteps.$inferSelect)["status"];
+export type { StoredError } from "../../schema/runs.ts";
+export type StepStatus = (typeof STEP_STATUSES)[number];
 
 /** A step row as a loop thread needs it to replay. */
 export interface StoredStep {
@@ -96,12 +98,6 @@ export type FromThread =
   /** Something threw that no run can be named for (an unhandled rejection): logged, not fatal. */
   | { type: "stray"; errorName: string }
   | { type: "pong"; id: number; heapBytes: number };
-
-/** `{ name, message }`, the stored shape of errors on runs and steps. */
-export interface StoredError {
-  name: string;
-  message: string;
-}
 
 /** Longest error message kept; loop errors can embed whole payloads. */
 export const MAX_ERROR_MESSAGE_CHARS = 2_000;

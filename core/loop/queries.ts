@@ -1,9 +1,10 @@
 /**
- * Reading runs back, and terminating one: what the HTTP API, the admin console and the CLI show.
- * Times are ISO strings; stored JSON is decoded; the list pages with an opaque cursor.
+ * Reading runs back, and terminating one: what the HTTP API, the admin console and the CLI show,
+ * in the shape of schema/runs.ts. Times are ISO strings; stored JSON is decoded; the list pages
+ * with an opaque cursor.
  */
+import type { RunRecord, RunStepRecord, RunSummary } from "../../schema/runs.ts";
 import type { Result } from "../result.ts";
-import type { StepStatus, StoredError } from "./protocol.ts";
 import {
   type AttemptRow,
   parseStoredError,
@@ -11,63 +12,10 @@ import {
   type RunStatus,
   type RunStore,
   type StepRow,
-  type TriggerKind,
 } from "./store.ts";
 import { decodeStoredJson } from "./json.ts";
 
-export interface TriggerTag {
-  kind: TriggerKind;
-  id: string;
-  name: string;
-}
-
-export interface RunStepAttempt {
-  attempt: number;
-  status: AttemptRow["status"];
-  error: StoredError | null;
-  startedAt: string;
-  finishedAt: string | null;
-}
-
-export interface RunStepRecord {
-  name: string;
-  key: string;
-  index: number;
-  kind: "do" | "sleep";
-  status: StepStatus;
-  attempts: number;
-  /** Each try of a `step.do`, oldest first, with the error of each one that failed. */
-  attemptLog: RunStepAttempt[];
-  result: unknown;
-  error: StoredError | null;
-  startedAt: string;
-  finishedAt: string | null;
-  wakeAt: string | null;
-}
-
-export interface RunSummary {
-  id: string;
-  workflowInstanceId: string;
-  loopId: string;
-  orgId: string;
-  status: RunStatus;
-  /** event.body; undefined when the trigger sent none. */
-  input: unknown;
-  output: unknown;
-  error: StoredError | null;
-  trigger: TriggerTag;
-  /** Executions so far (a sleep and a crash recovery each start a new one). */
-  attempts: number;
-  createdAt: string;
-  updatedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  wakeAt: string | null;
-}
-
-export interface RunRecord extends RunSummary {
-  steps: RunStepRecord[];
-}
+export type { RunRecord, RunStepAttempt, RunStepRecord, RunSummary, TriggerTag } from "../../schema/runs.ts";
 
 export interface LoopStats {
   runs: number;

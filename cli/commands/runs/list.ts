@@ -8,7 +8,7 @@ import { out, print, printJson, table } from "../../lib/output.ts";
 import {
   LOOP_ID_PATTERN,
   RUN_STATUSES,
-  type RunStatusName,
+  type RunStatus,
   runDuration,
   runFailure,
   styleStatus,
@@ -92,7 +92,7 @@ function parseLimit(raw: string | undefined): number | undefined {
 /** The same filters with the next cursor, ready to paste. */
 function nextPageCommand(
   args: { loop?: string; server?: string },
-  status: RunStatusName | undefined,
+  status: RunStatus | undefined,
   limit: number | undefined,
   cursor: string,
 ): string {
