@@ -2,8 +2,10 @@
  * The one authorization function. Every endpoint and procedure that acts for a token asks
  * it; nothing else compares organizations or scopes.
  */
+import type { planAudit } from "../schema/tables.ts";
+
 export interface Principal {
-  kind: "system" | "token";
+  kind: (typeof planAudit.$inferSelect)["principalKind"];
   /** Token id, or `system` for the system key. */
   id: string;
   name: string;

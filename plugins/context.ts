@@ -6,8 +6,9 @@
 import { Elysia } from "elysia";
 import type { Principal } from "../core/authz.ts";
 import type { Intent } from "../core/intents.ts";
+import type { planAudit } from "../schema/tables.ts";
 
-export type CacheStatus = "hit" | "miss" | "bypass";
+export type CacheStatus = (typeof planAudit.$inferSelect)["cache"];
 
 export class RequestState {
   readonly requestId = crypto.randomUUID();

@@ -37,8 +37,6 @@ export const tokenRevokeInput = v.object({
   id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")),
 });
 
-export type TokenCreateInput = v.InferOutput<typeof tokenCreateInput>;
-
 export const loopIdSchema = v.pipe(v.string(), v.regex(LOOP_ID_PATTERN, "loopId must be a loop id (loop_…)"));
 export const runIdSchema = v.pipe(v.string(), v.regex(RUN_ID_PATTERN, "id must be a run id (run_…)"));
 export const runStatusSchema = v.picklist(RUN_STATUSES);

@@ -88,7 +88,6 @@ export const planningResponseSchema = v.object({
   metadata: v.union([planMetadataSchema, blockedMetadataSchema]),
 });
 export type PlanningResponse = v.InferOutput<typeof planningResponseSchema>;
-export type PlanMetadata = v.InferOutput<typeof planMetadataSchema>;
 
 /**
  * What a planner (the embedded one or an upstream model) returns before the gateway adds the

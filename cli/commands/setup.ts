@@ -1,5 +1,6 @@
 /** `health setup`: create the first admin with the one-time code the server printed at start. */
 import { defineCommand } from "citty";
+import { serverArg } from "../lib/args.ts";
 import { CliError, UsageError } from "../errors.ts";
 import { callServer, trpcClient } from "../lib/api.ts";
 import { resolveServer } from "../lib/server.ts";
@@ -20,7 +21,7 @@ Examples:
   health setup --server https://health.example.com --code Xk3tQ9mV2pL7sR4wN8cY1bZq --email admin@example.com`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
+    ...serverArg,
     code: {
       type: "string",
       description: "The one-time setup code printed by the server",

@@ -1,5 +1,6 @@
 /** `health trigger <loop_id>`: start a run with an API token, as any API client would (spec 4.2). */
 import { readFileSync } from "node:fs";
+import { jsonArg, serverArg } from "../lib/args.ts";
 import { defineCommand } from "citty";
 import { CliError, ExitCode, ExitSignal, UsageError } from "../errors.ts";
 import { log } from "../lib/log.ts";
@@ -69,8 +70,8 @@ Examples:
       description: "With --wait: give up after this many seconds (the run goes on)",
       valueHint: "seconds",
     },
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const loopId = args.loop;

@@ -1,5 +1,6 @@
 /** `health verify`: a checklist of the workspace, its build, the server and the stored login. */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { jsonArg, serverArg } from "../lib/args.ts";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import * as v from "valibot";
@@ -38,8 +39,8 @@ Examples:
   HEALTH_URL=https://health.example.com health verify`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const cwd = process.cwd();

@@ -1,19 +1,15 @@
 /** `health whoami`: who the stored credentials are, as the server sees them. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../lib/args.ts";
 import type { AccountResponse } from "../../schema/wire.ts";
 import { CliError } from "../errors.ts";
-import { callServer, fetchAccount, sessionExpired, sessionFailure, trpcClient } from "../lib/api.ts";
+import { callServer, fetchAccount, type Outputs, sessionExpired, sessionFailure, trpcClient } from "../lib/api.ts";
 import { isExpired } from "../lib/auth.ts";
 import { readCredentials } from "../lib/home.ts";
 import { out, print, printJson, whenTime } from "../lib/output.ts";
 import { credentialsFor, notLoggedIn, resolveServer } from "../lib/server.ts";
 
-interface SessionIdentity {
-  email: string;
-  role: string;
-  org: { id: string; slug: string; name: string };
-  expiresAt: string;
-}
+type SessionIdentity = Outputs["auth"]["me"];
 
 export default defineCommand({
   meta: {
@@ -28,8 +24,8 @@ Examples:
   health whoami --json`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const credentials = readCredentials();

@@ -4,7 +4,11 @@
  */
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import * as v from "valibot";
+import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "../../server/trpc/routers/_app.ts";
+
+/** What each admin procedure returns, as tRPC infers it from the server's routers. */
+export type Outputs = inferRouterOutputs<AppRouter>;
 import { type AccountResponse, accountResponseSchema, problemSchema } from "../../schema/wire.ts";
 import { CliError } from "../errors.ts";
 import { CLI_VERSION } from "./version.ts";

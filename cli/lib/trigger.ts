@@ -11,6 +11,7 @@ import { readCredentials } from "./home.ts";
 import { type RunView, runRecordSchema } from "./runs.ts";
 import { credentialsFor, resolveServer } from "./server.ts";
 import { CLI_VERSION } from "./version.ts";
+import { type TriggerResponse, triggerResponseSchema } from "../../schema/wire.ts";
 
 /** A failure worth retrying while waiting for a run: no answer, 429 or 5xx. */
 export class TransientError extends CliError {
@@ -176,8 +177,7 @@ export async function loopProblem(target: LoopTarget, response: Response, runId?
   }
 }
 
-const startedSchema = v.object({ runId: v.string(), workflowInstanceId: v.string() });
-export type Started = v.InferOutput<typeof startedSchema>;
+export type Started = TriggerResponse;
 
 /**
  * POST /loop/{org}/{loop}. `body` is the JSON text as given (validated already), so the loop gets
@@ -193,7 +193,7 @@ export async function startRun(
   if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
   const response = await send(target, loopUrl(target), { method: "POST", headers, body });
   if (!response.ok) throw await loopProblem(target, response);
-  const parsed = v.safeParse(startedSchema, await response.json().catch(() => undefined));
+  const parsed = v.safeParse(triggerResponseSchema, await response.json().catch(() => undefined));
   if (!parsed.success)
     throw new CliError(`The server at ${target.server} sent a trigger response this CLI does not understand`);
   return { ...parsed.output, replayed: response.headers.get("idempotent-replayed") === "true" };

@@ -15,7 +15,7 @@ import { SlidingWindow } from "../sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-export type Role = "owner" | "admin" | "member";
+export type Role = (typeof memberships.$inferSelect)["role"];
 
 export interface SessionUser {
   sessionId: string;

@@ -33,7 +33,6 @@ export const DEFAULT_CLIENT_NAME = "health CLI";
 const KEEP_FINISHED_MS = 24 * 60 * 60 * 1000;
 
 type DeviceLoginRow = typeof deviceLogins.$inferSelect;
-export type DeviceLoginStatus = DeviceLoginRow["status"];
 
 export interface StartedDeviceLogin {
   deviceCode: string;

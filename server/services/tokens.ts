@@ -10,7 +10,7 @@ import { adminAudit, apiTokens } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 
 export interface Actor {
-  kind: "user" | "token" | "system";
+  kind: (typeof adminAudit.$inferSelect)["actorKind"];
   id: string;
 }
 

@@ -3,6 +3,7 @@
  * contract); the table adds the last 24 hours of runs, and modules the server skipped go to stderr.
  */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { callServer, sessionFailure } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { colorEnabled, out, print, printError, printJson, styles, table } from "../../lib/output.ts";
@@ -26,8 +27,8 @@ Examples:
   health loops list --json`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const { server, client } = requireSession(args.server);

@@ -1,5 +1,6 @@
 /** `health runs get <run_id>`: one run with its input, output or error, and steps, via tRPC runs.get. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
@@ -26,8 +27,8 @@ Examples:
       description: "The run id (run_…), from health runs list or health trigger",
       required: true,
     },
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     if (!RUN_ID_PATTERN.test(args.id)) throw new UsageError(`"${args.id}" is not a run id (run_…)`);

@@ -1,5 +1,6 @@
 /** `health runs list`: one page of runs, newest first, via tRPC runs.list. Needs an admin session. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
@@ -35,8 +36,8 @@ Examples:
     status: { type: "string", description: "Only runs in this state (see below)", valueHint: "status" },
     limit: { type: "string", description: "Runs per page, 1 to 100 (default 20)", valueHint: "n" },
     cursor: { type: "string", description: "The next page, as printed by the previous one", valueHint: "cursor" },
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     if (args.loop !== undefined && !LOOP_ID_PATTERN.test(args.loop)) {

@@ -1,5 +1,6 @@
 /** `health tokens create`: mint a token; the only time its value is ever shown. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { repeated } from "../../lib/argv.ts";
@@ -22,10 +23,10 @@ Examples:
   health tokens create --name planner --scope cli:run --json`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
+    ...serverArg,
     name: { type: "string", description: "A label for the token", required: true, valueHint: "name" },
     scope: { type: "string", description: "A scope; repeat for several", required: true, valueHint: "scope" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...jsonArg,
   },
   async run({ args, rawArgs }) {
     const scopes = [...new Set(repeated(rawArgs, "scope"))];

@@ -1,5 +1,6 @@
 /** `health tokens list`: every token of the organization, revoked ones kept and marked for audit. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { relativeTime } from "../../../core/relative-time.ts";
@@ -19,8 +20,8 @@ Examples:
   health tokens list --json`,
   },
   args: {
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const { server, client } = requireSession(args.server);

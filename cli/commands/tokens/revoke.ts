@@ -1,5 +1,6 @@
 /** `health tokens revoke <id>`: immediate and irreversible. */
 import { defineCommand } from "citty";
+import { jsonArg, serverArg } from "../../lib/args.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { log } from "../../lib/log.ts";
@@ -20,8 +21,8 @@ Examples:
   },
   args: {
     id: { type: "positional", description: "The token id (tok_…), from health tokens list", required: true },
-    server: { type: "string", description: "Server URL", valueHint: "url" },
-    json: { type: "boolean", description: "Print JSON" },
+    ...serverArg,
+    ...jsonArg,
   },
   async run({ args }) {
     const { server, client } = requireSession(args.server);

@@ -1,5 +1,6 @@
 /** `health tools list`: the durable primitives and the built-in integrations, offline. */
 import { defineCommand } from "citty";
+import { jsonArg } from "../../lib/args.ts";
 import { out, print, printJson, table } from "../../lib/output.ts";
 import { tools } from "../../lib/tools.ts";
 
@@ -16,7 +17,7 @@ Examples:
   health tools list --json`,
   },
   args: {
-    json: { type: "boolean", description: "Print JSON" },
+    ...jsonArg,
   },
   run({ args }) {
     if (args.json === true) {
