@@ -3,7 +3,7 @@
  * server would refuse is refused here first with a message next to the field.
  */
 
-/** The trigger endpoint's limits (server/loop-routes.ts): 1 MiB of JSON, 64 levels deep. */
+/** The trigger endpoint's limits (server/routes/loops.ts): 1 MiB of JSON, 64 levels deep. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_BODY_DEPTH = 64;
 

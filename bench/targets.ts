@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
 import { PLANNING_BODY_LIMIT } from "../server/app.ts";
-import { jsonBody } from "../server/body.ts";
+import { jsonBody } from "../http/body.ts";
 import { ensureDefaultOrganization } from "../server/bootstrap.ts";
 import { loadConfig } from "../server/config.ts";
 import { openDatabase } from "../server/db.ts";

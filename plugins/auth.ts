@@ -5,8 +5,8 @@
  */
 import { Elysia } from "elysia";
 import { type Action, authorize, type Principal } from "../core/authz.ts";
-import { forbidden, HttpProblem, unauthorized } from "../server/problem.ts";
-import { context, instanceSeed, type RequestState } from "./context.ts";
+import { forbidden, HttpProblem, unauthorized } from "../http/problem.ts";
+import { context, instanceSeed, type RequestState } from "../http/context.ts";
 
 export interface AuthOptions {
   /** Maps a raw bearer to its principal, or null for unknown, malformed or revoked tokens. */

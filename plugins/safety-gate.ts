@@ -9,9 +9,9 @@ import { Elysia } from "elysia";
 import { clinicalCategory } from "../core/classify.ts";
 import { blockedPlan } from "../core/planner.ts";
 import { type Inspection, inspectPrompt } from "../core/safety/inspect.ts";
-import { PlanResult } from "../server/plan-result.ts";
+import { PlanResult } from "../http/plan-result.ts";
 import type { PlanningRequest } from "../schema/wire.ts";
-import { context, instanceSeed } from "./context.ts";
+import { context, instanceSeed } from "../http/context.ts";
 
 export interface SafetyGateOptions {
   /** Prompts remembered with their verdict; classify and redact are pure, so this is safe. */

@@ -7,10 +7,10 @@
 import { Elysia } from "elysia";
 import type { Intent } from "../core/intents.ts";
 import { sanitizePlan } from "../core/gate.ts";
-import { PlanResult } from "../server/plan-result.ts";
-import { JSON_CONTENT_TYPE } from "../server/problem.ts";
+import { PlanResult } from "../http/plan-result.ts";
+import { JSON_CONTENT_TYPE } from "../http/problem.ts";
 import { EXECUTION_TARGET, PLANNER_MODEL, type PlanningResponse } from "../schema/wire.ts";
-import { context, instanceSeed } from "./context.ts";
+import { context, instanceSeed } from "../http/context.ts";
 
 /**
  * A sanitized answer serialized once, around the slot its audit id goes in: `head + id + tail`

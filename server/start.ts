@@ -5,20 +5,20 @@
  */
 import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
 import { loadLoops } from "../core/loop/registry.ts";
-import { AuditLog, inlineSink, workerSink } from "./audit-log.ts";
-import { defaultOrgCatalog } from "./loop-catalog.ts";
-import { Authenticator } from "./authenticator.ts";
+import { AuditLog, inlineSink, workerSink } from "../plugins/planning/audit-log.ts";
+import { defaultOrgCatalog } from "./services/loop-catalog.ts";
+import { Authenticator } from "./services/authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
-import { MemoryCacheStore } from "./cache-store.ts";
+import { MemoryCacheStore } from "../plugins/cache/store.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
-import { SqliteIdempotencyStore } from "./idempotency-store.ts";
-import type { PlanResult } from "./plan-result.ts";
-import { MemoryRateLimitStore } from "./rate-limit-store.ts";
+import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import type { PlanResult } from "../http/plan-result.ts";
+import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
-import { embeddedUpstream, openAiUpstream, type Upstream } from "./upstream.ts";
+import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
 export class ListenError extends Error {

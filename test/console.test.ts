@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { ADMIN_CSP } from "../server/admin.ts";
+import { ADMIN_CSP } from "../server/routes/console.ts";
 import { hasChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
 import { startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { ADMIN, adminEnv, signIn } from "./support/trpc.ts";

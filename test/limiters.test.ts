@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { DeviceStartLimiter } from "../server/services/device-logins.ts";
 import { LoginLimiter } from "../server/services/accounts.ts";
-import { SlidingWindow } from "../server/sliding-window.ts";
+import { SlidingWindow } from "../server/services/sliding-window.ts";
 
 const MINUTE = 60_000;
 

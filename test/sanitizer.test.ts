@@ -8,7 +8,7 @@ import fc from "fast-check";
 import * as v from "valibot";
 import { sanitizePlan } from "../core/gate.ts";
 import { envelopeOf } from "../plugins/sanitizer.ts";
-import { PlanResult } from "../server/plan-result.ts";
+import { PlanResult } from "../http/plan-result.ts";
 import { type DraftPlan, planningResponseSchema } from "../schema/wire.ts";
 
 const hostileText = fc.oneof(

@@ -11,7 +11,7 @@ import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { audit } from "./tokens.ts";
-import { SlidingWindow } from "../sliding-window.ts";
+import { SlidingWindow } from "./sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;

@@ -22,7 +22,7 @@ import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { createSession } from "./accounts.ts";
 import { audit } from "./tokens.ts";
-import { SlidingWindow } from "../sliding-window.ts";
+import { SlidingWindow } from "./sliding-window.ts";
 
 /** How long a person has to approve (RFC 8628 suggests minutes, not hours). */
 export const DEVICE_LOGIN_TTL_MS = 10 * 60 * 1000;

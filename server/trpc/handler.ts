@@ -5,7 +5,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
-import type { LoopCatalog } from "../loop-catalog.ts";
+import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import { DeviceStartLimiter } from "../services/device-logins.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";

@@ -6,7 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { Engine } from "../../core/loop/engine.ts";
 import { type FieldError, flattenIssues, type StandardIssue } from "../../schema/issues.ts";
 import type { Db } from "../db.ts";
-import type { LoopCatalog } from "../loop-catalog.ts";
+import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 

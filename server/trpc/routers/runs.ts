@@ -1,7 +1,7 @@
 /** Runs of the signed-in admin's organization: start one as the user, list, read, terminate. */
 import { TRPCError } from "@trpc/server";
 import { runIdInput, runStartInput, runsListInput } from "../../../schema/admin.ts";
-import { jsonDepth, MAX_JSON_DEPTH } from "../../loop-routes.ts";
+import { jsonDepth, MAX_JSON_DEPTH } from "../../routes/loops.ts";
 import { audit } from "../../services/tokens.ts";
 import { adminProcedure, authedProcedure, router } from "../trpc.ts";
 

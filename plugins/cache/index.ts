@@ -5,11 +5,11 @@
  * upstream answers are stored; every answer, cached or not, still passes the sanitizer.
  */
 import { Elysia } from "elysia";
-import { canonicalJson, sha256Hex } from "../core/hash.ts";
-import type { CacheStore } from "../server/cache-store.ts";
-import { PlanResult } from "../server/plan-result.ts";
-import type { PlanningRequest } from "../schema/wire.ts";
-import { context, instanceSeed } from "./context.ts";
+import { canonicalJson, sha256Hex } from "../../core/hash.ts";
+import type { CacheStore } from "./store.ts";
+import { PlanResult } from "../../http/plan-result.ts";
+import type { PlanningRequest } from "../../schema/wire.ts";
+import { context, instanceSeed } from "../../http/context.ts";
 
 export interface CacheOptions {
   store: CacheStore<PlanResult>;

@@ -3,12 +3,12 @@
  * audit row of every answered planning call. Upstream failures become 502/504 problems.
  */
 import { Elysia } from "elysia";
-import type { AuditLog } from "../server/audit-log.ts";
-import type { PlanResult } from "../server/plan-result.ts";
-import { HttpProblem } from "../server/problem.ts";
-import type { Upstream } from "../server/upstream.ts";
-import type { PlanningRequest } from "../schema/wire.ts";
-import { context, instanceSeed, type RequestState } from "./context.ts";
+import type { AuditLog } from "./audit-log.ts";
+import type { PlanResult } from "../../http/plan-result.ts";
+import { HttpProblem } from "../../http/problem.ts";
+import type { Upstream } from "./upstream.ts";
+import type { PlanningRequest } from "../../schema/wire.ts";
+import { context, instanceSeed, type RequestState } from "../../http/context.ts";
 
 export interface PlanningOptions {
   upstream: Upstream;

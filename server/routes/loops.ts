@@ -5,16 +5,16 @@
  * arriving together share that commit (group commit).
  */
 import { Elysia } from "elysia";
-import type { Engine } from "../core/loop/engine.ts";
-import { auth } from "../plugins/auth.ts";
-import { idempotency } from "../plugins/idempotency.ts";
-import { bodyValue, jsonBody } from "./body.ts";
-import type { Db } from "./db.ts";
+import type { Engine } from "../../core/loop/engine.ts";
+import { auth } from "../../plugins/auth.ts";
+import { idempotency } from "../../plugins/idempotency/index.ts";
+import { bodyValue, jsonBody } from "../../http/body.ts";
+import type { Db } from "../db.ts";
 import { GroupCommit } from "./group-commit.ts";
-import type { IdempotencyStore } from "./idempotency-store.ts";
-import type { LoopCatalog } from "./loop-catalog.ts";
-import { HttpProblem } from "./problem.ts";
-import type { Principal } from "../core/authz.ts";
+import type { IdempotencyStore } from "../../plugins/idempotency/store.ts";
+import type { LoopCatalog } from "../services/loop-catalog.ts";
+import { HttpProblem } from "../../http/problem.ts";
+import type { Principal } from "../../core/authz.ts";
 
 export const TRIGGER_BODY_LIMIT = 1024 * 1024;
 /** Deeper JSON than this is refused: it buys nothing and can exhaust a stack downstream. */

@@ -2,7 +2,7 @@
  * Which loops each organization has. The default organization's loops are the modules of
  * HEALTH_LOOPS_DIR; other organizations have none until they can deploy their own.
  */
-import type { LoopDefinition, LoopLoadError } from "../core/loop/registry.ts";
+import type { LoopDefinition, LoopLoadError } from "../../core/loop/registry.ts";
 
 export interface LoopCatalog {
   list(orgId: string): LoopDefinition[];

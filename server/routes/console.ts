@@ -10,8 +10,8 @@
  */
 import { join } from "node:path";
 import { Elysia } from "elysia";
-import { instanceSeed } from "../plugins/context.ts";
-import { HttpProblem } from "./problem.ts";
+import { instanceSeed } from "../../http/context.ts";
+import { HttpProblem } from "../../http/problem.ts";
 
 export interface AdminConsoleOptions {
   /** The console's HTML entry point. Default: admin/index.html of this repository. */
@@ -62,7 +62,7 @@ interface ConsoleBundle {
 
 type BuildOutcome = { ok: true; bundle: ConsoleBundle } | { ok: false; message: string };
 
-const DEFAULT_ENTRY = join(import.meta.dir, "..", "admin", "index.html");
+const DEFAULT_ENTRY = join(import.meta.dir, "..", "..", "admin", "index.html");
 
 /** The bundle depends only on the sources, so one build serves every app of the process. */
 const builds = new Map<string, Promise<BuildOutcome>>();

@@ -10,11 +10,11 @@ import {
   planningResponseSchema,
   problemSchema,
   triggerResponseSchema,
-} from "../schema/wire.ts";
-import { RUN_ID_PATTERN } from "../schema/ids.ts";
-import { runRecordSchema } from "../schema/runs.ts";
-import { RUN_STATUSES } from "../schema/statuses.ts";
-import { SERVER_VERSION } from "./version.ts";
+} from "../../schema/wire.ts";
+import { RUN_ID_PATTERN } from "../../schema/ids.ts";
+import { runRecordSchema } from "../../schema/runs.ts";
+import { RUN_STATUSES } from "../../schema/statuses.ts";
+import { SERVER_VERSION } from "../version.ts";
 
 type AnySchema = v.GenericSchema;
 

@@ -5,11 +5,11 @@
  * a failed call can be retried with the same key.
  */
 import { Elysia } from "elysia";
-import { canonicalJson, sha256Hex } from "../core/hash.ts";
-import { bodyValue } from "../server/body.ts";
-import type { IdempotencyStore } from "../server/idempotency-store.ts";
-import { HttpProblem, JSON_CONTENT_TYPE } from "../server/problem.ts";
-import { context, instanceSeed } from "./context.ts";
+import { canonicalJson, sha256Hex } from "../../core/hash.ts";
+import { bodyValue } from "../../http/body.ts";
+import type { IdempotencyStore } from "./store.ts";
+import { HttpProblem, JSON_CONTENT_TYPE } from "../../http/problem.ts";
+import { context, instanceSeed } from "../../http/context.ts";
 
 export interface IdempotencyOptions {
   store: IdempotencyStore;

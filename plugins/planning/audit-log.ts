@@ -7,7 +7,7 @@
  * most one flush interval.
  */
 import type { Database } from "bun:sqlite";
-import type { planAudit } from "../schema/tables.ts";
+import type { planAudit } from "../../schema/tables.ts";
 
 export type PlanAuditRow = typeof planAudit.$inferInsert;
 

@@ -4,9 +4,9 @@
  * a rejection is 429 with Retry-After.
  */
 import { Elysia } from "elysia";
-import { HttpProblem } from "../server/problem.ts";
-import type { RateLimitDecision, RateLimitStore } from "../server/rate-limit-store.ts";
-import { context, instanceSeed } from "./context.ts";
+import { HttpProblem } from "../../http/problem.ts";
+import type { RateLimitDecision, RateLimitStore } from "./store.ts";
+import { context, instanceSeed } from "../../http/context.ts";
 
 export interface RateLimitOptions {
   store: RateLimitStore;

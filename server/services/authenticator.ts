@@ -6,8 +6,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
-import type { Principal } from "../core/authz.ts";
-import { hashToken, isWellFormedToken } from "../core/tokens.ts";
+import type { Principal } from "../../core/authz.ts";
+import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
 
 export interface AuthenticatorOptions {
   sqlite: Database;

@@ -5,11 +5,11 @@
  * prompt, parsed strictly, retried with jitter on 429/5xx and bounded by a deadline.
  */
 import * as v from "valibot";
-import type { Intent } from "../core/intents.ts";
-import { planLocally } from "../core/planner.ts";
-import { err, ok, type Result } from "../core/result.ts";
-import { type DraftPlan, draftPlanSchema } from "../schema/wire.ts";
-import { PlanResult } from "./plan-result.ts";
+import type { Intent } from "../../core/intents.ts";
+import { planLocally } from "../../core/planner.ts";
+import { err, ok, type Result } from "../../core/result.ts";
+import { type DraftPlan, draftPlanSchema } from "../../schema/wire.ts";
+import { PlanResult } from "../../http/plan-result.ts";
 
 export interface UpstreamRequest {
   prompt: string;

@@ -8,7 +8,7 @@ import { type FieldError, flattenIssues, type StandardIssue } from "../schema/is
 import type { ErrorCode } from "../schema/wire.ts";
 import { bodyValue } from "./body.ts";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, statusOf } from "./problem.ts";
-import type { RequestState } from "../plugins/context.ts";
+import type { RequestState } from "./context.ts";
 
 interface StandardLike {
   "~standard": {
