@@ -1,6 +1,6 @@
 /**
  * Loops: the organization's loops, and each loop's overview with its trigger URL, a curl to
- * copy, its recent runs and the Run action (spec 4.3), which starts a run tagged with the user.
+ * copy, its recent runs and the Run action (docs/interface.md §4.3), which starts a run tagged with the user.
  */
 import type { TargetedSubmitEvent } from "preact";
 import { useState } from "preact/hooks";

@@ -1,5 +1,5 @@
 /**
- * Settings → API tokens (spec 2.4, 3, 4.3): create with a name and a scope, see the full token
+ * Settings → API tokens (docs/interface.md §2.4, §3, §4.3): create with a name and a scope, see the full token
  * once, list, revoke. The full token lives only in this component's state until the admin
  * dismisses it or leaves the page: never in storage, the URL or a log.
  */

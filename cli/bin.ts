@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-/** Entry point of the `health` bin (package.json). Exit code per CONTRACT: 0, 1, 2 usage, 3 blocked. */
+/** Entry point of the `health` bin (package.json). Exit codes (docs/interface.md §12.2): 0, 1, 2 usage, 3 blocked. */
 import main from "./index.ts";
 import { runCli } from "./run.ts";
 

@@ -3,7 +3,7 @@
  * place that turns them into a single printed line and an exit code, so no stack trace ever
  * reaches a builder's terminal.
  *
- * Exit codes (CONTRACT "CLI health"): 0 success, 1 failure, 2 usage error, 3 blocked by the
+ * Exit codes (docs/interface.md §12.2): 0 success, 1 failure, 2 usage error, 3 blocked by the
  * command gate or the safety boundary.
  */
 export const ExitCode = {

@@ -4,7 +4,7 @@
  *  - resolves the subcommand chain first, so an unknown command or option is a usage error
  *    (exit 2) with a "did you mean" suggestion and a pointer to the command's `--help`;
  *  - prints `--help` with the examples each command keeps in its description;
- *  - turns every error into one line (plus an optional hint) and the contract's exit code.
+ *  - turns every error into one line (plus an optional hint) and its exit code (docs/interface.md §12.2).
  */
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand, type SubCommandsDef } from "citty";
 import { CliError, ExitCode, ExitSignal, UsageError } from "./errors.ts";

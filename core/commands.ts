@@ -1,5 +1,5 @@
 /**
- * The `health` subcommands a tool plan may contain (spec 1.3), as data. The command gate
+ * The `health` subcommands a tool plan may contain (docs/interface.md §1.3), as data. The command gate
  * (`gate.ts`) accepts exactly these shapes and nothing else, so adding a subcommand to plans is
  * one entry here. Flags are listed per command; anything not listed is refused.
  */

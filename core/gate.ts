@@ -1,9 +1,9 @@
 /**
- * The command gate (spec 1.3) and the plan sanitizer built on it. Every step of every plan, from
+ * The command gate (docs/interface.md §1.3) and the plan sanitizer built on it. Every step of every plan, from
  * the embedded planner, an upstream model or a cache, passes `checkCommand` before it is shown or
  * run; `health code --exec` checks again before it runs one.
  *
- * It is stricter than the spec on purpose: besides `; & | \` $ < >` and newlines it refuses every
+ * It is stricter than docs/interface.md §1.3 asks, on purpose: besides `; & | \` $ < >` and newlines it refuses every
  * control character, invisible or unusual whitespace, and backslashes (so quoting means the same
  * here as in a POSIX shell), and it checks each flag and value against `commands.ts`.
  * It fails closed: anything it cannot read is blocked, and nothing here throws.

@@ -18,7 +18,7 @@ export const intents = [
   "authenticate",
   /** A question about health itself: what a command, a loop or a plan is. */
   "explain",
-  /** A request for clinical advice: answered with a redirect, never with a plan (spec 1.2). */
+  /** A request for clinical advice: answered with a redirect, never with a plan (docs/interface.md §1.2). */
   "clinical_blocked",
 ] as const;
 

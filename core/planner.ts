@@ -22,7 +22,7 @@ export interface PlanInput {
 export const CLINICAL_REDIRECT_MESSAGE = redirectMessage(null);
 
 /**
- * The redirect (spec 4.1 rule 1): what health is, and builder tasks to ask for instead, the first
+ * The redirect (docs/interface.md §4.1 rule 1): what health is, and builder tasks to ask for instead, the first
  * one fitted to the kind of clinical ask when it is known. Six lines at most.
  */
 function redirectMessage(category: BlockedCategory | null): string {
@@ -41,7 +41,7 @@ function redirectMessage(category: BlockedCategory | null): string {
   ].join("\n");
 }
 
-/** The response to a clinical prompt (spec 4.1 rule 1): the redirect and no steps. */
+/** The response to a clinical prompt (docs/interface.md §4.1 rule 1): the redirect and no steps. */
 export function blockedPlan(category: BlockedCategory | null = null): DraftPlan {
   return {
     assistant_message: category === null ? CLINICAL_REDIRECT_MESSAGE : redirectMessage(category),

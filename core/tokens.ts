@@ -1,5 +1,5 @@
 /**
- * API token format (CONTRACT "Tokens"): `hlth_` + 32 base62 characters (~190 random bits)
+ * API token format (docs/interface.md §5.6): `hlth_` + 32 base62 characters (~190 random bits)
  * + a 6-character base62 CRC32 of the random part. The checksum lets us reject typos and
  * junk before touching the database, and the prefix makes leaked tokens easy to scan for.
  */

@@ -1,5 +1,5 @@
 /**
- * Route-level JSON body parsing with the contract's limits: a body present but not JSON is
+ * Route-level JSON body parsing with the limits of docs/interface.md §7–8: a body present but not JSON is
  * 415, over the route's limit is 413 (checked on Content-Length first, then while streaming,
  * so an oversized body is never buffered whole), malformed JSON is 400. No body at all stays
  * `undefined` (a bodiless trigger gives `event.body === undefined`).

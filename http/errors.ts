@@ -1,6 +1,6 @@
 /**
  * The single place errors are rendered. Elysia's own errors (validation, parse, not found) and
- * anything unexpected become the contract's problem+json. Logs carry the request id and the
+ * anything unexpected become problem+json (docs/interface.md §7). Logs carry the request id and the
  * error's class only: never a stack, SQL, a token or a prompt.
  */
 import { Elysia, ValidationError } from "elysia";

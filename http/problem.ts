@@ -1,6 +1,6 @@
 /**
  * One error vocabulary, rendered in one place: every error leaves the server as
- * `application/problem+json` (RFC 9457) with the contract's closed `code`.
+ * `application/problem+json` (RFC 9457) with the closed `code` vocabulary of docs/interface.md §7.
  */
 import type { FieldError } from "../schema/issues.ts";
 import type { ErrorCode, Problem } from "../schema/wire.ts";

@@ -18,7 +18,7 @@ export interface AuthOptions {
 const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
- * Who a call is attributed and rate-limited to (CONTRACT): the token's organization slug; for the
+ * Who a call is attributed and rate-limited to (docs/interface.md §5.2): the token's organization slug; for the
  * system key, a valid `X-Service-Company` header, else the key itself (`system`).
  */
 export function companyOf(principal: Principal, header: string | null): string {

@@ -2,7 +2,7 @@
  * safety-gate: the server does not trust the client's intent or redaction. It classifies the
  * prompt again and redacts anything that still looks like patient data before the upstream
  * or the cache sees it. A clinical prompt (by our classification or the client's) gets the
- * blocked response, naming the category that fired, and the upstream is never called (spec 4.1
+ * blocked response, naming the category that fired, and the upstream is never called (docs/interface.md §4.1
  * rule 1). The classification and redaction are `core/safety/inspect.ts`, the CLI's too.
  */
 import { Elysia } from "elysia";

@@ -1,7 +1,7 @@
 /**
  * sanitizer: the last plugin on the way out. Every step of every plan, from the embedded
- * planner, an upstream model or the cache, passes the command gate (spec 1.3) before it leaves;
- * the assistant message is cut to 6 lines. It wraps the plan in the spec 2.2 envelope with a
+ * planner, an upstream model or the cache, passes the command gate (docs/interface.md §1.3) before it leaves;
+ * the assistant message is cut to 6 lines. It wraps the plan in the envelope of docs/interface.md §2.2 with a
  * fresh audit id, so a cache hit still gets its own.
  */
 import { Elysia } from "elysia";

@@ -1,5 +1,5 @@
 /**
- * Wire schemas of the HTTP API (spec 2.1–2.3), the single source of truth for their types.
+ * Wire schemas of the HTTP API (docs/interface.md §2.1–2.3), the single source of truth for their types.
  * Valibot validates every boundary; types are derived with `v.InferOutput`.
  */
 import * as v from "valibot";
@@ -110,7 +110,7 @@ export const draftPlanSchema = v.object({
 export type DraftPlan = v.InferOutput<typeof draftPlanSchema>;
 export type DraftStep = DraftPlan["tool_plan"][number];
 
-/** RFC 9457 problem details, with the contract's closed `code` vocabulary. */
+/** RFC 9457 problem details, with the closed `code` vocabulary of docs/interface.md §7. */
 export const errorCodes = [
   "invalid_request",
   "unauthorized",
@@ -149,7 +149,7 @@ export const accountResponseSchema = v.object({
 });
 export type AccountResponse = v.InferOutput<typeof accountResponseSchema>;
 
-/** Spec 2.5: the answer to a trigger. */
+/** The answer to a trigger (docs/interface.md §2.5). */
 export const triggerResponseSchema = v.object({
   runId: v.pipe(v.string(), v.regex(RUN_ID_PATTERN)),
   workflowInstanceId: v.string(),

@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (CONTRACT "Running it"), validated once at start with
+ * Configuration from the environment (docs/interface.md §11), validated once at start with
  * one clear message per bad value.
  */
 import * as v from "valibot";

@@ -306,7 +306,7 @@ describe("health logout", () => {
 });
 
 describe("health loops list", () => {
-  test("prints the contract's [{ id, name, orgId, triggerUrl }] and a table", async () => {
+  test("prints [{ id, name, orgId, triggerUrl }] (docs/interface.md §12.3) and a table", async () => {
     await using server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: join(import.meta.dir, "..", "loops") });
     using dir = tempDir("health-cli-loops-");
     expect((await loginAdmin(server.url, dir)).code).toBe(0);

@@ -58,7 +58,7 @@ function storeToken(home: string, server: string, secret: string): void {
 }
 
 describe("health code --prompt (offline)", () => {
-  test("plans locally: the contract's JSON shape, numbered steps, a saved session and an audit row without the prompt", async () => {
+  test("plans locally: the JSON shape of docs/interface.md §12.4, numbered steps, a saved session and an audit row without the prompt", async () => {
     using dir = tempDir("health-cli-code-");
     const prompt = "build an SMS intake agent for our clinic; reach Dr. Jane Smith at jane.smith@example.org";
     // HEALTH_URL points nowhere: the offline mode must not need the network.
@@ -204,7 +204,7 @@ describe("health code --hosted", () => {
     expect(upstreamSaw).not.toContain("ann@example.org");
   });
 
-  test("the request: spec 2.1 body in canonical JSON, Idempotency-Key = its SHA-256, attribution headers, raw token only in the header", async () => {
+  test("the request: the §2.1 body in canonical JSON, Idempotency-Key = its SHA-256, attribution headers, raw token only in the header", async () => {
     await using capture = startPlanningCapture();
     using dir = tempDir("health-cli-hosted-");
     expect(

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { loadConfig } from "../server/config.ts";
 
 describe("configuration from the environment", () => {
-  test("defaults are the contract's", () => {
+  test("defaults are those of docs/interface.md §11", () => {
     const loaded = loadConfig({});
     expect(loaded).toEqual({
       ok: true,

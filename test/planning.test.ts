@@ -106,7 +106,7 @@ describe("safety gate", () => {
     expect(response.status).toBe(200);
     const plan = v.parse(planningResponseSchema, await response.json());
     expect(plan.tool_plan).toEqual([]);
-    // The spec's metadata, plus what fired (CONTRACT: blocked_category).
+    // The metadata of docs/interface.md §2.2, with what fired (blocked_category).
     expect(plan.metadata).toEqual({
       upstream: "skipped",
       blocked: "clinical_advice",

@@ -26,7 +26,7 @@ import { CLI_VERSION } from "../lib/version.ts";
 /** A plan step with the number it is shown and executed by (from 1). */
 export type NumberedStep = { step: number } & ToolPlanStep;
 
-/** What `health code --json` prints (CONTRACT), and what a saved session holds for its latest turn. */
+/** What `health code --json` prints (docs/interface.md §12.4), and what a saved session holds for its latest turn. */
 export interface Turn {
   session_id: string;
   turn_id: string;
@@ -91,7 +91,7 @@ export function planOffline(prompt: string, context: { sessionId: string; manife
   };
 }
 
-/** The spec 2.1 request for a turn planned locally first. */
+/** The request of docs/interface.md §2.1 for a turn planned locally first. */
 export function planningRequest(turn: Turn, manifest: Manifest): PlanningRequest {
   return {
     session_id: turn.session_id,

@@ -1,4 +1,4 @@
-/** `health code`: the planner, in its four modes (spec section 1, "CLI modes"). */
+/** `health code`: the planner, in its four modes (docs/interface.md §1, "CLI modes"). */
 import { defineCommand } from "citty";
 import { execStep, DEFAULT_STEP_TIMEOUT_SECONDS } from "../code/exec.ts";
 import { requireHostedLogin } from "../code/hosted.ts";

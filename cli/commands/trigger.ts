@@ -1,4 +1,4 @@
-/** `health trigger <loop_id>`: start a run with an API token, as any API client would (spec 4.2). */
+/** `health trigger <loop_id>`: start a run with an API token, as any API client would (docs/interface.md §4.2). */
 import { readFileSync } from "node:fs";
 import { jsonArg, serverArg } from "../lib/args.ts";
 import { defineCommand } from "citty";

@@ -1,6 +1,6 @@
 /**
  * `health trigger`: which API token and organization a trigger uses, the REST calls of the trigger
- * endpoint (CONTRACT "Trigger endpoint"), and its problems in the builder's words. A token is
+ * endpoint (docs/interface.md §4.2), and its problems in the builder's words. A token is
  * never printed, and a stored one is only ever sent to the server it was stored for.
  */
 import * as v from "valibot";

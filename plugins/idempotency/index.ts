@@ -1,5 +1,5 @@
 /**
- * idempotency: `Idempotency-Key` replay and conflict (CONTRACT). A repeat with the same key
+ * idempotency: `Idempotency-Key` replay and conflict (docs/interface.md §4.1 rule 6). A repeat with the same key
  * and body returns the stored response with `Idempotent-Replayed: true`; a different body, or
  * a repeat while the first is still running, is 409. Only successful responses are stored, so
  * a failed call can be retried with the same key.

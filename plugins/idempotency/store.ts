@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key records in SQLite, kept 24 hours (CONTRACT). A key is `in_flight` from the
+ * Idempotency-Key records in SQLite, kept 24 hours (docs/interface.md §4.1 rule 6). A key is `in_flight` from the
  * first request until its response is stored; an in-flight record older than
  * `staleAfterMs` belongs to a request that died with its process, and may be taken over.
  */

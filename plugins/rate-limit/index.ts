@@ -1,5 +1,5 @@
 /**
- * rate-limit: per company, both windows (CONTRACT: 20 per minute, 200 per day by default).
+ * rate-limit: per company, both windows (docs/interface.md §8: 20 per minute, 200 per day by default).
  * Every response behind it carries the IETF httpapi RateLimit-Policy and RateLimit headers;
  * a rejection is 429 with Retry-After.
  */

@@ -1,5 +1,5 @@
 /**
- * The trigger endpoint (spec 4.2) and run read-back. Order: auth (token, organization and
+ * The trigger endpoint (docs/interface.md §4.2) and run read-back. Order: auth (token, organization and
  * scope, via the one authorization function) → idempotency → the route. The run row, and the
  * Idempotency-Key record when one was sent, commit in one transaction before the 202; triggers
  * arriving together share that commit (group commit).

@@ -1,5 +1,5 @@
 /**
- * Mounts tRPC's own fetch adapter (STACK-NOTES: @elysiajs/trpc bundles tRPC v10). The session
+ * Mounts tRPC's own fetch adapter (@elysiajs/trpc bundles tRPC v10: docs/stack.md, "tRPC v11"). The session
  * comes from the httpOnly cookie (console) or `Authorization: Bearer hss_…` (CLI).
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";

@@ -1,4 +1,4 @@
-/** Builders of planning requests as the CLI sends them (spec 2.1, 4.1). */
+/** Builders of planning requests as the CLI sends them (docs/interface.md §2.1, §4.1). */
 export function planningBody(overrides: Record<string, unknown> = {}) {
   return {
     session_id: crypto.randomUUID(),

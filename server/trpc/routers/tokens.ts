@@ -1,4 +1,4 @@
-/** API tokens of the signed-in admin's organization (spec 2.4, 4.3). */
+/** API tokens of the signed-in admin's organization (docs/interface.md §2.4, §4.3). */
 import { TRPCError } from "@trpc/server";
 import { tokenCreateInput, tokenRevokeInput } from "../../../schema/admin.ts";
 import { createToken, listTokens, revokeToken } from "../../services/tokens.ts";
