@@ -94,6 +94,37 @@ export function table(
   return lines.join("\n");
 }
 
+/**
+ * How the list commands print: a sentence when there is nothing (saying how to make the first
+ * one), else a table with a bold header, one row per item, `style` decorating a whole row.
+ */
+export function printList<T>(
+  items: readonly T[],
+  view: {
+    empty: string;
+    header: readonly string[];
+    row: (item: T, s: Styles) => string[];
+    style?: (item: T, line: string, s: Styles) => string;
+  },
+): void {
+  if (items.length === 0) {
+    print(view.empty);
+    return;
+  }
+  const s = out();
+  const { style } = view;
+  print(
+    table(
+      view.header,
+      items.map((item) => view.row(item, s)),
+      {
+        headerStyle: s.bold,
+        ...(style ? { style: (index: number, line: string) => style(items[index] as T, line, s) } : {}),
+      },
+    ),
+  );
+}
+
 /** `2026-11-21 23:41` in UTC: short, sortable, and the same on every machine. */
 export function shortTime(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return "never";

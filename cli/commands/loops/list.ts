@@ -6,7 +6,7 @@ import { defineCommand } from "citty";
 import { jsonArg, serverArg } from "../../lib/args.ts";
 import { callServer, sessionFailure } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
-import { colorEnabled, out, print, printError, printJson, styles, table } from "../../lib/output.ts";
+import { colorEnabled, printError, printJson, printList, styles } from "../../lib/output.ts";
 
 function lastDay({ runs, errored }: { runs: number; errored: number }): string {
   if (runs === 0) return "no runs";
@@ -40,17 +40,11 @@ Examples:
       return;
     }
     const skipped = await callServer(server, () => client.loops.skipped.query(), sessionFailure);
-    const s = out();
-    if (loops.length === 0) print("No loops in this organization yet.");
-    else {
-      print(
-        table(
-          ["ID", "NAME", "LAST 24 H", "TRIGGER URL"],
-          loops.map((loop) => [loop.id, loop.name, lastDay(loop.lastDay), loop.triggerUrl]),
-          { headerStyle: s.bold },
-        ),
-      );
-    }
+    printList(loops, {
+      empty: "No loops in this organization yet.",
+      header: ["ID", "NAME", "LAST 24 H", "TRIGGER URL"],
+      row: (loop) => [loop.id, loop.name, lastDay(loop.lastDay), loop.triggerUrl],
+    });
     const errorStyles = styles(colorEnabled(process.stderr));
     // On stderr, so a script reading the table is not confused; the server skipped these at start.
     for (const problem of skipped) {

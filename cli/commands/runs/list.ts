@@ -5,7 +5,7 @@ import { UsageError } from "../../errors.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { relativeTime } from "../../../core/relative-time.ts";
-import { out, print, printJson, table } from "../../lib/output.ts";
+import { out, print, printJson, printList } from "../../lib/output.ts";
 import {
   LOOP_ID_PATTERN,
   RUN_STATUSES,
@@ -56,28 +56,23 @@ Examples:
       printJson(page);
       return;
     }
-    const s = out();
-    if (page.runs.length === 0) {
-      const filtered = args.loop !== undefined || status !== undefined || args.cursor !== undefined;
-      print(filtered ? "No runs match." : "No runs yet. Start one with health trigger <loop_id>");
-      return;
-    }
+    const filtered = args.loop !== undefined || status !== undefined || args.cursor !== undefined;
     const now = Date.now();
-    print(
-      table(
-        ["ID", "LOOP", "STATUS", "STARTED", "DURATION", "TAG"],
-        page.runs.map((run) => [
-          run.id,
-          run.loopId,
-          styleStatus(s, run.status),
-          relativeTime(run.startedAt ?? run.createdAt),
-          runDuration(run, now),
-          tagOf(run),
-        ]),
-        { headerStyle: s.bold },
-      ),
-    );
-    if (page.nextCursor !== null) print(s.dim(`More: ${nextPageCommand(args, status, limit, page.nextCursor)}`));
+    printList(page.runs, {
+      empty: filtered ? "No runs match." : "No runs yet. Start one with health trigger <loop_id>",
+      header: ["ID", "LOOP", "STATUS", "STARTED", "DURATION", "TAG"],
+      row: (run, s) => [
+        run.id,
+        run.loopId,
+        styleStatus(s, run.status),
+        relativeTime(run.startedAt ?? run.createdAt),
+        runDuration(run, now),
+        tagOf(run),
+      ],
+    });
+    if (page.nextCursor !== null) {
+      print(out().dim(`More: ${nextPageCommand(args, status, limit, page.nextCursor)}`));
+    }
   },
 });
 

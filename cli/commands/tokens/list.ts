@@ -4,7 +4,7 @@ import { jsonArg, serverArg } from "../../lib/args.ts";
 import { callServer } from "../../lib/api.ts";
 import { requireSession } from "../../lib/auth.ts";
 import { relativeTime } from "../../../core/relative-time.ts";
-import { out, print, printJson, table } from "../../lib/output.ts";
+import { printJson, printList } from "../../lib/output.ts";
 import { tokenFailure } from "../../lib/tokens.ts";
 
 export default defineCommand({
@@ -30,25 +30,20 @@ Examples:
       printJson(tokens);
       return;
     }
-    if (tokens.length === 0) {
-      print("No tokens yet. Create one with health tokens create --name <name> --scope <scope>");
-      return;
-    }
-    const s = out();
-    const rows = tokens.map((t) => [
-      t.id,
-      t.name,
-      `${t.prefix}…${t.lastFour}`,
-      t.scopes.join(","),
-      relativeTime(t.createdAt),
-      relativeTime(t.lastUsedAt),
-      t.revokedAt === null ? "active" : `revoked ${relativeTime(t.revokedAt)}`,
-    ]);
-    print(
-      table(["ID", "NAME", "TOKEN", "SCOPES", "CREATED", "LAST USED", "STATUS"], rows, {
-        headerStyle: s.bold,
-        style: (index, line) => (tokens[index]?.revokedAt !== null ? s.dim(s.strike(line)) : line),
-      }),
-    );
+    printList(tokens, {
+      empty: "No tokens yet. Create one with health tokens create --name <name> --scope <scope>",
+      header: ["ID", "NAME", "TOKEN", "SCOPES", "CREATED", "LAST USED", "STATUS"],
+      row: (t) => [
+        t.id,
+        t.name,
+        `${t.prefix}…${t.lastFour}`,
+        t.scopes.join(","),
+        relativeTime(t.createdAt),
+        relativeTime(t.lastUsedAt),
+        t.revokedAt === null ? "active" : `revoked ${relativeTime(t.revokedAt)}`,
+      ],
+      // Revoked tokens stay listed for the audit trail, struck through.
+      style: (t, line, s) => (t.revokedAt !== null ? s.dim(s.strike(line)) : line),
+    });
   },
 });
