@@ -3,7 +3,7 @@
  * once, list, revoke. The full token lives only in this component's state until the admin
  * dismisses it or leaves the page: never in storage, the URL or a log.
  */
-import type { TargetedSubmitEvent } from "preact";
+import type { ComponentChildren, TargetedSubmitEvent } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorMessage, type Loop, type Token } from "./api.ts";
 import { maskedToken, scopeLabel } from "./format.ts";
@@ -90,8 +90,32 @@ export function TokensPage({ canManage }: { canManage: boolean }) {
   );
 }
 
+type ScopeKind = "all" | "one" | "none";
+
+function ScopeChoice(props: {
+  kind: ScopeKind;
+  current: ScopeKind;
+  onChoose: (kind: ScopeKind) => void;
+  disabled?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <label class="choice">
+      <input
+        type="radio"
+        name="scope"
+        value={props.kind}
+        checked={props.current === props.kind}
+        disabled={props.disabled}
+        onChange={() => props.onChoose(props.kind)}
+      />
+      {props.children}
+    </label>
+  );
+}
+
 function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (minted: Minted) => void }) {
-  const [scopeKind, setScopeKind] = useState<"all" | "one" | "none">("all");
+  const [scopeKind, setScopeKind] = useState<ScopeKind>("all");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -140,27 +164,12 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
       </div>
       <fieldset class="field">
         <legend>Loops it may trigger</legend>
-        <label class="choice">
-          <input
-            type="radio"
-            name="scope"
-            value="all"
-            checked={scopeKind === "all"}
-            onChange={() => setScopeKind("all")}
-          />
+        <ScopeChoice kind="all" current={scopeKind} onChoose={setScopeKind}>
           All loops <span class="muted">(loop:run)</span>
-        </label>
-        <label class="choice">
-          <input
-            type="radio"
-            name="scope"
-            value="one"
-            checked={scopeKind === "one"}
-            disabled={loops.length === 0}
-            onChange={() => setScopeKind("one")}
-          />
+        </ScopeChoice>
+        <ScopeChoice kind="one" current={scopeKind} onChoose={setScopeKind} disabled={loops.length === 0}>
           One loop <span class="muted">(loop:run:…)</span>
-        </label>
+        </ScopeChoice>
         <div class="field nested">
           <label for="token-loop">Loop</label>
           <select id="token-loop" name="loop" disabled={scopeKind !== "one"}>
@@ -171,16 +180,9 @@ function CreateTokenForm({ loops, onCreated }: { loops: Loop[]; onCreated: (mint
             ))}
           </select>
         </div>
-        <label class="choice">
-          <input
-            type="radio"
-            name="scope"
-            value="none"
-            checked={scopeKind === "none"}
-            onChange={() => setScopeKind("none")}
-          />
+        <ScopeChoice kind="none" current={scopeKind} onChoose={setScopeKind}>
           No loops
-        </label>
+        </ScopeChoice>
       </fieldset>
       <fieldset class="field">
         <legend>Planning</legend>
