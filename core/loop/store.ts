@@ -22,12 +22,8 @@ export type NewRun = Pick<
   "id" | "workflowInstanceId" | "orgId" | "loopId" | "input" | "triggerKind" | "triggerId" | "triggerName"
 > & { now: number };
 
-export interface ClaimedRun {
-  id: string;
-  orgId: string;
-  loopId: string;
-  input: string | null;
-}
+/** What a claim returns: enough to start executing the run. */
+export type ClaimedRun = Pick<RunRow, "id" | "orgId" | "loopId" | "input">;
 
 export type StepWrite = {
   runId: string;

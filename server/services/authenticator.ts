@@ -8,6 +8,7 @@ import type { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../core/authz.ts";
 import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
+import type { apiTokens, organizations } from "../../schema/tables.ts";
 
 export interface AuthenticatorOptions {
   sqlite: Database;
@@ -17,15 +18,10 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
-interface TokenRow {
-  id: string;
-  name: string;
-  orgId: string;
-  scopes: string;
-  revokedAt: number | null;
-  lastUsedAt: number | null;
-  slug: string;
-}
+/** The token's columns the lookup selects, with its organization's slug. */
+type TokenRow = Pick<typeof apiTokens.$inferSelect, "id" | "name" | "orgId" | "scopes" | "revokedAt" | "lastUsedAt"> & {
+  slug: (typeof organizations.$inferSelect)["slug"];
+};
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const MAX_BEARER_CHARS = 512;
