@@ -2,6 +2,7 @@
  * Every table of the gateway, in one file so drizzle-kit sees the whole database.
  * Times are integer milliseconds since the epoch; JSON columns are text holding JSON.
  */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { ATTEMPT_STATUSES, RUN_STATUSES, STEP_KINDS, STEP_STATUSES, TRIGGER_KINDS } from "./statuses.ts";
 
@@ -173,6 +174,8 @@ export const runs = sqliteTable(
     index("runs_status_wake").on(t.status, t.wakeAt),
     // The fair claim: ready runs per organization and loop, queued ones in arrival (rowid) order.
     index("runs_status_org_loop").on(t.status, t.orgId, t.loopId, t.wakeAt),
+    // Retention: finished runs by when they finished (unfinished rows stay out of the index).
+    index("runs_finished_at").on(t.finishedAt).where(sql`${t.finishedAt} IS NOT NULL`),
   ],
 );
 

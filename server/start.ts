@@ -19,6 +19,7 @@ import type { PlanResult } from "../http/plan-result.ts";
 import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
+import { createRetention } from "./services/retention.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
 export class ListenError extends Error {
@@ -146,6 +147,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (server === null) throw new Error("the server did not start");
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
   engine.start();
+  const retention = createRetention({
+    sqlite: db.sqlite,
+    auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,
+    runDays: config.HEALTH_RUN_RETENTION_DAYS,
+    log,
+  });
+  retention.start();
   const port = server.port ?? config.PORT;
   const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
 
@@ -181,6 +189,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       stopped = true;
       clearInterval(flusher);
       await app.stop();
+      await retention.stop();
       await engine.stop();
       flush();
       await audit.close();

@@ -22,6 +22,8 @@ describe("configuration from the environment", () => {
         HEALTH_LOOP_BLOCKED_MS: 10_000,
         HEALTH_RATE_LIMIT_PER_MINUTE: 20,
         HEALTH_RATE_LIMIT_PER_DAY: 200,
+        HEALTH_AUDIT_RETENTION_DAYS: 90,
+        HEALTH_RUN_RETENTION_DAYS: 30,
       },
     });
   });

@@ -1,0 +1,1 @@
+CREATE INDEX `runs_finished_at` ON `runs` (`finishedAt`) WHERE "runs"."finishedAt" IS NOT NULL;
