@@ -14,12 +14,18 @@ export interface Principal {
   scopes: readonly string[];
 }
 
-export type Action = { kind: "cli:run" } | { kind: "loop:run"; orgId: string; loopId: string };
+export type Action =
+  | { kind: "cli:run" }
+  | { kind: "loop:run"; orgId: string; loopId: string }
+  /** The gateway's own metrics, across every organization: the operator's, so the system key's only. */
+  | { kind: "metrics:read" };
 
 export type Verdict = { ok: true } | { ok: false; reason: string };
 
 export function authorize(principal: Principal, action: Action): Verdict {
   switch (action.kind) {
+    case "metrics:read":
+      return principal.kind === "system" ? { ok: true } : { ok: false, reason: "metrics are read with the system key" };
     case "cli:run":
       return principal.scopes.includes("cli:run") ? { ok: true } : { ok: false, reason: "token lacks scope cli:run" };
     case "loop:run": {

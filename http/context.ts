@@ -11,6 +11,7 @@ import type { planAudit } from "../schema/tables.ts";
 export type CacheStatus = (typeof planAudit.$inferSelect)["cache"];
 
 export class RequestState {
+  constructor(readonly method = "GET") {}
   readonly requestId = crypto.randomUUID();
   readonly startedAt = performance.now();
   private readonly timings: Array<{ name: string; ms: number }> = [];
@@ -28,6 +29,11 @@ export class RequestState {
   auditId: string | undefined;
   /** An Idempotency-Key reserved by this request, released or stored when it ends. */
   idempotency: { scope: string; key: string } | undefined;
+  /**
+   * Told once, as the response (or the problem) is rendered, with the route's pattern, the status
+   * and the problem code if any: where metrics are recorded (http/metrics.ts).
+   */
+  done: ((state: RequestState, route: string, status: number, problem?: string) => void) | undefined;
   private failureHandlers: Array<(error: unknown) => void> | undefined;
 
   /**
@@ -45,6 +51,20 @@ export class RequestState {
     const handlers = this.failureHandlers;
     this.failureHandlers = undefined;
     for (const handler of handlers ?? []) handler(error);
+  }
+
+  private reported = false;
+
+  /** Tells `done` how the request ended; only the first call counts (a problem is also mapped). */
+  finish(route: string, status: number, problem?: string): void {
+    if (this.reported || this.done === undefined) return;
+    this.reported = true;
+    this.done(this, route, status, problem);
+  }
+
+  /** Each plugin's recorded time, in milliseconds. */
+  pluginTimes(): ReadonlyArray<{ name: string; ms: number }> {
+    return this.timings;
   }
 
   /** Records a plugin's time (milliseconds) under its name. */
@@ -74,13 +94,25 @@ export class RequestState {
 export const context = new Elysia({ name: "health.context" })
   .decorate("state", undefined as unknown as RequestState)
   .onRequest(function createRequestState(ctx) {
-    const state = new RequestState();
+    const state = new RequestState(ctx.request.method);
+    // The app decorates the context with its metrics recorder (server/app.ts), if it has one.
+    state.done = (ctx as { observeRequest?: RequestState["done"] }).observeRequest;
     (ctx as { state?: RequestState }).state = state;
     ctx.set.headers["x-request-id"] = state.requestId;
   })
-  .mapResponse({ as: "global" }, function addServerTiming({ state, set }) {
+  .mapResponse({ as: "global" }, function addServerTiming(ctx) {
+    const { state, set, response } = ctx;
     set.headers["server-timing"] = state.serverTiming();
+    if (state.done !== undefined) {
+      const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
+      state.finish(routeOf(ctx), status);
+    }
   });
+
+/** The matched route's pattern (`/loop/:org_id/:loop_id`), so metrics never carry an id. */
+export function routeOf(ctx: { route?: string }): string {
+  return ctx.route ?? "unmatched";
+}
 
 let instances = 0;
 /**

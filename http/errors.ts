@@ -8,7 +8,7 @@ import { type FieldError, flattenIssues, type StandardIssue } from "../schema/is
 import type { ErrorCode } from "../schema/wire.ts";
 import { bodyValue } from "./body.ts";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, statusOf } from "./problem.ts";
-import type { RequestState } from "./context.ts";
+import { type RequestState, routeOf } from "./context.ts";
 
 interface StandardLike {
   "~standard": {
@@ -76,6 +76,11 @@ export const errorHandler = new Elysia({ name: "health.errors" }).onError(
     Object.assign(headers, parts.headers);
     headers["content-type"] = PROBLEM_CONTENT_TYPE;
     if (state) headers["server-timing"] = state.serverTiming();
+    state?.finish(
+      code === "NOT_FOUND" ? "unmatched" : routeOf(ctx as { route?: string }),
+      statusOf(parts.code),
+      parts.code,
+    );
     // Refused before its body was read (401, 413, 415): close the connection rather than leave a
     // half-sent body on it, which would also keep a graceful stop waiting forever.
     const request = (ctx as { request?: Request }).request;

@@ -31,6 +31,8 @@ import type { LoginLimiter } from "./services/accounts.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
+import { createHttpMetrics } from "../http/metrics.ts";
+import { metricsRoute } from "./routes/metrics.ts";
 
 export interface AppDeps {
   authenticator: Authenticator;
@@ -97,9 +99,12 @@ export function createApp(deps: AppDeps) {
   const trpc = trpcHandler(deps);
   // The Bun server exists once listening; tRPC asks it for the client address (login limits).
   let server: { requestIP(request: Request): { address: string } | null } | null = null;
+  const metrics = createHttpMetrics();
   const app = new Elysia({ name: "health.app" })
     .use(errorHandler)
     .use(context)
+    // Every request is counted once, as it is answered (see http/metrics.ts).
+    .decorate("observeRequest", metrics.observe)
     .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
     // A person who opens the server's address in a browser wants the console.
     .get("/", function toConsole({ redirect }) {
@@ -110,6 +115,14 @@ export function createApp(deps: AppDeps) {
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
     .use(loopRoutes({ ...deps, authenticate: deps.authenticator.authenticate }))
+    .use(
+      metricsRoute({
+        metrics,
+        engine: deps.engine,
+        sqlite: deps.db.sqlite,
+        authenticate: deps.authenticator.authenticate,
+      }),
+    )
     .onStart(function rememberServer(instance) {
       server = instance.server;
     });

@@ -64,6 +64,7 @@ test("the README's curl examples run as written", async () => {
   expect(output).toContain('"company":"system"');
   expect(output).toMatch(/\{"runId":"run_\w+","workflowInstanceId":"wfi_\w+"\}/);
   expect(output).toMatch(/"loopId":"loop_intake"/);
+  expect(output).toContain('health_http_requests_total{route="/cli/code/sessions",method="POST",status="200"} 1\n');
   expect(output).toMatch(/"status":"(queued|running|complete)"/);
 });
 

@@ -105,6 +105,12 @@ export interface EnqueueResult {
   workflowInstanceId: string;
 }
 
+export interface EngineStats {
+  stepsRetried: number;
+  runsEnded: { complete: number; errored: number };
+  threadFailures: { blocked: number; memory: number; "process-memory": number; crashed: number };
+}
+
 export interface Engine {
   /** This engine's lease owner id. */
   readonly id: string;
@@ -112,6 +118,8 @@ export interface Engine {
   readonly activeCount: number;
   /** Loop threads alive right now (shared and dedicated). */
   readonly threadCount: number;
+  /** Counts since this engine started, for metrics. */
+  stats(): EngineStats;
   /** Durably queues a run; the row is committed when this returns. Wakes the scheduler. */
   enqueue(request: EnqueueRequest): EnqueueResult;
   /** Resumes unfinished runs and starts picking up new ones. */
@@ -217,6 +225,7 @@ export function createEngine(options: EngineOptions): Engine {
     get threadCount() {
       return pool.threads.length;
     },
+    stats: () => runner.counts,
 
     enqueue(request) {
       const encoded = encodeStoredJson(request.input, "the trigger body");

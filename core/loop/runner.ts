@@ -57,6 +57,12 @@ export function createRunner(options: RunnerOptions) {
   const { store, pool, owner, now, logger } = options;
   const active = new Map<string, ActiveRun>();
   let nextSlot = 1;
+  /** Since start, for metrics: step attempts that failed and were retried, runs ended by status, threads lost. */
+  const counts = {
+    stepsRetried: 0,
+    runsEnded: { complete: 0, errored: 0 } as Record<"complete" | "errored", number>,
+    threadFailures: { blocked: 0, memory: 0, "process-memory": 0, crashed: 0 } as Record<ThreadFailure["kind"], number>,
+  };
 
   function launch(claim: ClaimedRun, onThread?: LoopThread): void {
     const definition = options.loops().get(claim.loopId);
@@ -122,6 +128,7 @@ export function createRunner(options: RunnerOptions) {
         break;
       }
       case "attemptFailed":
+        counts.stepsRetried += 1;
         clearStepDeadline(run, message.key);
         store.recordAttemptError(
           run.id,
@@ -153,6 +160,7 @@ export function createRunner(options: RunnerOptions) {
         if (message.status === "errored") failRun(run, { name: message.errorName, message: message.errorMessage });
         else if (!store.complete(run.id, owner, now(), message.output)) lostRun(run);
         else {
+          counts.runsEnded.complete += 1;
           logger.info("loop run complete", { runId: run.id, loopId: run.loopId });
           abandon(run);
         }
@@ -240,6 +248,7 @@ export function createRunner(options: RunnerOptions) {
 
   /** The thread failed on its own (watchdog, memory, crash): find the run at fault. */
   function onThreadFailure(thread: LoopThread, failure: ThreadFailure): void {
+    counts.threadFailures[failure.kind] += 1;
     const suspects = [...thread.runs].flatMap((id) => {
       const run = active.get(id);
       return run === undefined || run.settled ? [] : [run];
@@ -316,6 +325,7 @@ export function createRunner(options: RunnerOptions) {
       lostRun(run);
       return;
     }
+    counts.runsEnded.errored += 1;
     logger.warn("loop run errored", { runId: run.id, loopId: run.loopId, error: error.name });
     abandon(run, cutShort);
   }
@@ -384,6 +394,7 @@ export function createRunner(options: RunnerOptions) {
     onThreadFailure,
     reconcile,
     isActive: (runId: string) => active.has(runId),
+    counts,
     get size() {
       return active.size;
     },

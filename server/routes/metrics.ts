@@ -1,0 +1,101 @@
+/**
+ * `GET /metrics`: the Prometheus text exposition of the HTTP metrics (http/metrics.ts), the loop
+ * engine and the process. Gateway-wide figures, so only the system key may read them (403 for
+ * any token). Engine figures are read when scraped: runs by status from the database (an index
+ * range per status), in-flight runs and threads from the engine, and its counts since start.
+ */
+import type { Database } from "bun:sqlite";
+import { Elysia } from "elysia";
+import { Counter, Gauge } from "prom-client";
+import type { Principal } from "../../core/authz.ts";
+import type { Engine } from "../../core/loop/engine.ts";
+import type { HttpMetrics } from "../../http/metrics.ts";
+import { auth } from "../../plugins/auth.ts";
+
+export interface MetricsRouteDeps {
+  metrics: HttpMetrics;
+  engine: Engine;
+  sqlite: Database;
+  authenticate: (bearer: string) => Principal | null;
+}
+
+/** Keeps a prom-client counter level with a count kept elsewhere (a count that only grows). */
+function mirror() {
+  const reported = new Map<string, number>();
+  return (counter: Counter<string>, labels: Record<string, string>, value: number): void => {
+    const key = JSON.stringify(labels);
+    const previous = reported.get(key) ?? 0;
+    if (value <= previous) return;
+    counter.inc(labels, value - previous);
+    reported.set(key, value);
+  };
+}
+
+export function metricsRoute(deps: MetricsRouteDeps) {
+  const { registry } = deps.metrics;
+  const [retried, ended, failures] = [mirror(), mirror(), mirror()];
+  const activeByStatus = deps.sqlite.prepare<{ status: string; n: number }, []>(
+    "SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running', 'sleeping') GROUP BY status",
+  );
+  new Gauge({
+    name: "health_runs",
+    help: "Runs not yet finished, by status (queued: waiting for capacity or a limit; sleeping: a row and a timer)",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    collect() {
+      const counts = new Map(activeByStatus.all().map((row) => [row.status, row.n]));
+      for (const status of ["queued", "running", "sleeping"]) this.set({ status }, counts.get(status) ?? 0);
+    },
+  });
+  new Gauge({
+    name: "health_loop_runs_in_flight",
+    help: "Runs executing in this server's loop threads",
+    registers: [registry],
+    collect() {
+      this.set(deps.engine.activeCount);
+    },
+  });
+  new Gauge({
+    name: "health_loop_threads",
+    help: "Loop threads alive in this server (shared and dedicated)",
+    registers: [registry],
+    collect() {
+      this.set(deps.engine.threadCount);
+    },
+  });
+  new Counter({
+    name: "health_loop_steps_retried_total",
+    help: "Step attempts that failed and were retried",
+    registers: [registry],
+    collect() {
+      retried(this, {}, deps.engine.stats().stepsRetried);
+    },
+  });
+  new Counter({
+    name: "health_loop_runs_ended_total",
+    help: "Runs this server ended, by outcome",
+    labelNames: ["status"] as const,
+    registers: [registry],
+    collect() {
+      const { runsEnded } = deps.engine.stats();
+      for (const [status, value] of Object.entries(runsEnded)) ended(this, { status }, value);
+    },
+  });
+  new Counter({
+    name: "health_loop_thread_failures_total",
+    help: "Loop threads replaced, by cause (blocked, memory, process-memory, crashed)",
+    labelNames: ["kind"] as const,
+    registers: [registry],
+    collect() {
+      const { threadFailures } = deps.engine.stats();
+      for (const [kind, value] of Object.entries(threadFailures)) failures(this, { kind }, value);
+    },
+  });
+
+  return new Elysia({ name: "health.metrics" })
+    .use(auth({ authenticate: deps.authenticate, action: () => ({ kind: "metrics:read" }) }))
+    .get("/metrics", async function scrape({ set }) {
+      set.headers["content-type"] = registry.contentType;
+      return await registry.metrics();
+    });
+}
