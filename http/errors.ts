@@ -76,18 +76,12 @@ export const errorHandler = new Elysia({ name: "health.errors" }).onError(
     Object.assign(headers, parts.headers);
     headers["content-type"] = PROBLEM_CONTENT_TYPE;
     if (state) headers["server-timing"] = state.serverTiming();
-    state?.finish(
-      code === "NOT_FOUND" ? "unmatched" : routeOf(ctx as { route?: string }),
-      statusOf(parts.code),
-      parts.code,
-    );
+    const status = statusOf(parts.code);
+    state?.finish(code === "NOT_FOUND" ? "unmatched" : routeOf(ctx as { route?: string }), status, parts.code);
     // Refused before its body was read (401, 413, 415): close the connection rather than leave a
     // half-sent body on it, which would also keep a graceful stop waiting forever.
     const request = (ctx as { request?: Request }).request;
     if (request?.body != null && !request.bodyUsed) headers.connection = "close";
-    return new Response(JSON.stringify(problemBody(parts.code, parts.detail, parts.errors)), {
-      status: statusOf(parts.code),
-      headers,
-    });
+    return new Response(JSON.stringify(problemBody(parts.code, parts.detail, parts.errors)), { status, headers });
   },
 );

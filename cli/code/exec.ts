@@ -101,8 +101,12 @@ function scaffolded(base: string, name: string): string | undefined {
  * The directory a step runs in. A plan runs from where it was made; once its `health init` step
  * has scaffolded the workspace, the steps after it run inside that workspace.
  */
-function stepDirectory(session: SavedSession, base: string, step: SavedStep): string {
-  const init = initStepOf(session.tool_plan);
+function stepDirectory(
+  session: SavedSession,
+  base: string,
+  step: SavedStep,
+  init: ReturnType<typeof initStepOf>,
+): string {
   // A plan with no init step works in the workspace an earlier plan of the session made, if any.
   if (init === undefined) return join(base, session.workspace_dir ?? ".");
   if (step.step <= init.step) return base;
@@ -139,7 +143,8 @@ export async function execStep(options: ExecOptions): Promise<ExecResult> {
     };
     return { record, path: writeRun(record, home), exitCode: ExitCode.blocked };
   }
-  const cwd = stepDirectory(session, home, step);
+  const init = initStepOf(session.tool_plan);
+  const cwd = stepDirectory(session, home, step, init);
   if (options.stream) {
     const where = relative(process.cwd(), cwd);
     log.info(
@@ -175,7 +180,6 @@ export async function execStep(options: ExecOptions): Promise<ExecResult> {
     finished_at: new Date().toISOString(),
   };
   const path = writeRun(record, home);
-  const init = initStepOf(session.tool_plan);
   if (exitCode === 0 && !timedOut && init?.step === step.step) {
     const workspace = scaffolded(cwd, init.name);
     if (workspace !== undefined) saveWorkspaceDir(session, relative(home, join(cwd, workspace)) || ".", home);

@@ -11,8 +11,6 @@ import { out, print, type Styles, table, whenTime } from "./output.ts";
 import { isFinishedRunStatus } from "../../schema/statuses.ts";
 import { runRecordSchema as runRecordShape, type RunRecord, type StoredError } from "../../schema/runs.ts";
 
-const runRecordEntries = runRecordShape.entries;
-
 export { LOOP_ID_PATTERN, RUN_ID_PATTERN } from "../../schema/ids.ts";
 export { RUN_STATUSES, type RunStatus } from "../../schema/statuses.ts";
 
@@ -20,11 +18,10 @@ export { RUN_STATUSES, type RunStatus } from "../../schema/statuses.ts";
  * `GET /loop/{org}/{loop}/runs/{runId}` and `runs.get`: the run record of schema/runs.ts, loose at
  * the top so a newer server may add fields.
  */
-export const runRecordSchema = v.looseObject(runRecordEntries);
+export const runRecordSchema = v.looseObject(runRecordShape.entries);
 
 export type RunStepView = RunRecord["steps"][number];
 export type RunView = v.InferOutput<typeof runRecordSchema>;
-export type StoredErrorView = StoredError;
 
 /** What a run list row needs; both the tRPC summary and a full record fit. */
 export interface RunSummaryView {
@@ -103,7 +100,7 @@ export function styleStatus(s: Styles, status: string): string {
   }
 }
 
-export const errorText = (error: StoredErrorView): string => printable(`${error.name}: ${error.message}`);
+export const errorText = (error: StoredError): string => printable(`${error.name}: ${error.message}`);
 
 /** One-line JSON, cut to `max` characters; `undefined` (no value at all) reads as "none". */
 export function compactJson(value: unknown, max = Number.POSITIVE_INFINITY): { text: string; cut: boolean } {

@@ -111,17 +111,8 @@ export function createClaims(sqlite: Database) {
   /** The organization served last, so the next pass starts after it. */
   let lastOrg = "";
 
-  function transaction<T>(work: () => T): T {
-    sqlite.run("BEGIN IMMEDIATE");
-    try {
-      const result = work();
-      sqlite.run("COMMIT");
-      return result;
-    } catch (error) {
-      sqlite.run("ROLLBACK");
-      throw error;
-    }
-  }
+  /** bun:sqlite's transaction, taking the write lock at BEGIN (IMMEDIATE): counts cannot change under it. */
+  const transaction = <T>(work: () => T): T => sqlite.transaction(work).immediate();
 
   function claim(owner: string, now: number, leaseUntil: number, limits: ClaimLimits): ClaimedRun[] {
     if (limits.max <= 0) return [];

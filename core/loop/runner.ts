@@ -51,8 +51,6 @@ interface ActiveRun {
   stepTimers: Map<string, ReturnType<typeof setTimeout>>;
 }
 
-export type Runner = ReturnType<typeof createRunner>;
-
 export function createRunner(options: RunnerOptions) {
   const { store, pool, owner, now, logger } = options;
   const active = new Map<string, ActiveRun>();
@@ -243,7 +241,14 @@ export function createRunner(options: RunnerOptions) {
     if (await pool.answers(thread, PROBE_MS)) return;
     logger.warn("loop thread stuck; replacing it", { thread: thread.id, runId: run.id });
     pool.close(thread);
-    moveAll(thread, "a run that blocked its thread");
+    // Past the await nothing catches for us: a failing database must not become an unhandled rejection.
+    try {
+      moveAll(thread, "a run that blocked its thread");
+    } catch (failure) {
+      logger.error("loop engine: moving the runs of a stuck thread failed; their leases will lapse", {
+        error: failure instanceof Error ? failure.name : "unknown",
+      });
+    }
   }
 
   /** The thread failed on its own (watchdog, memory, crash): find the run at fault. */
@@ -417,7 +422,7 @@ export function createRunner(options: RunnerOptions) {
   };
 }
 
-export function formatMs(ms: number): string {
+function formatMs(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hour${ms === 3_600_000 ? "" : "s"}`;
   if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
   if (ms % 1_000 === 0) return `${ms / 1_000} second${ms === 1_000 ? "" : "s"}`;

@@ -25,8 +25,6 @@ export interface SchedulerOptions {
   launch: (claim: ClaimedRun) => void;
 }
 
-export type Scheduler = ReturnType<typeof createScheduler>;
-
 export function createScheduler(options: SchedulerOptions) {
   const { claims, now, logger } = options;
   let running = false;
