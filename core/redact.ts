@@ -76,7 +76,7 @@ const NO = String.raw`(?:${_}(?:ids?|identifier|#|number|no\.?|num\.?|nbr))`;
 /** An identifier value: letters, digits, dashes and inner dots, with at least one digit. */
 const ID = String.raw`(?=[A-Za-z0-9.\-]{0,63}\d)(?!\d{1,9}(?:\.\d{1,9})+(?![\w\-.]))[A-Za-z0-9](?:[A-Za-z0-9\-]|\.(?=[A-Za-z0-9])){2,63}(?![\w\-])`;
 /** An identifier printed in groups, as on a card: "JQX 8812 0934", "123 456 789". */
-const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,5}\d)[A-Z0-9]{2,6}){1,3}(?![\w\-])`;
+const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,9}\d)[A-Z0-9]{2,10}){1,3}(?![\w\-])`;
 
 /** Months in English, and in the Spanish, Portuguese and French of forms builders paste. */
 const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)`;
@@ -167,12 +167,12 @@ interface LabelledFamily {
 const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "ssn",
-    label: String.raw`(?:SSN|SS#|SSA|social(?:${_}security)?(?:${NO})?|soc\.?${_}sec\.?(?:${NO})?)${SEP}`,
+    label: String.raw`(?:SSN|SS#|SS|SSA|social(?:${_}security)?(?:${NO})?|soc\.?${_}sec\.?(?:${NO})?)${SEP}`,
     value: String.raw`(?:\d{3}\s{0,2}[\s.\-–—/]?\s{0,2}\d{2}\s{0,2}[\s.\-–—/]?\s{0,2}\d{4}|\d{2}-\d{3}-\d{4})(?!\d)`,
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN)${SEP}`,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID)${SEP}`,
     value: ID,
   },
   {
@@ -220,7 +220,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "device_id",
     label: String.raw`(?:serial(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?)${SEP}`,
-    value: ID,
+    value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|${ID})`,
   },
   {
     kind: "vehicle",
@@ -424,6 +424,12 @@ const DIGIT_WORD = "(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)";
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
 const detectors: readonly Detector[] = [
+  // A Health Insurance Claim Number: an SSN with a letter (and maybe a digit) after it, "318-52-4406A".
+  {
+    kind: "member_id",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-])\d{3}-?\d{2}-?\d{4}[A-Z]\d?(?![\w\-])`),
+  },
   // 3-2-4 digits with one separator used twice: "123-45-6789", "608.21.4475", "229/47/8810", "461 - 83 - 2207".
   {
     kind: "ssn",
@@ -489,7 +495,7 @@ const detectors: readonly Detector[] = [
     kind: "email",
     needs: "spelled",
     pattern: rx(
-      String.raw`\b[a-z0-9._\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9_\-]{1,40}){0,3}\s(?:at)\s[a-z0-9\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9\-]{1,40}){0,3}\s(?:dot|period)\s(?:com|org|net|edu|gov|io|us|co|uk)\b`,
+      String.raw`\b[a-z0-9._\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9_\-]{1,40}){0,3}\s(?:at)\s[a-z0-9\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9\-]{1,40}){0,3}\s(?:dot|period)\s(?:com|org|net|edu|gov|io|[a-z]{2})\b`,
       "gi",
     ),
   },
@@ -503,7 +509,7 @@ const detectors: readonly Detector[] = [
     kind: "phone",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,5}\)?){1,5}${EXTENSION}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`,
+      String.raw`(?<![\w+])\+\d{1,3}(?:[\s.\-]\(?\d{1,8}\)?){1,5}${EXTENSION}(?![\w\-])|(?<![\w+])\+\d{8,15}(?!\d)`,
     ),
     keep: intlPhoneKeep,
   },
@@ -523,6 +529,13 @@ const detectors: readonly Detector[] = [
     pattern: rx(
       String.raw`(?<![\w\-])\(0\d{1,4}\)\s?\d{3,4}[\s\-]?\d{3,4}(?![\w\-])|(?<![\w\-.$#/:])\d{3}-\d{4}(?![\w\-]|\.\d)`,
     ),
+  },
+  // National numbers with a trunk 0 in three dashed groups: "090-5555-0199", "03-1234-5678".
+  {
+    kind: "phone",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])0\d{1,3}-\d{2,4}-\d{4}(?![\w\-]|\.\d)`),
+    keep: (value) => (value.replace(/\D/g, "").length >= 10 ? value.length : 0),
   },
   {
     kind: "device_id",
@@ -544,12 +557,36 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
   },
+  // Clinical shorthand: "91M", "99 F", "94yo F" (the sex letter right after the age).
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])(?:9\d|1[01]\d)\s?[MF](?![\w\-])`),
+  },
+  // "a woman of 99", "a man of 93": an age after a person.
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:woman|man|lady|gentleman|person|patient|resident|member|widow|widower|veteran|grandmother|grandfather)\s{1,2}of\s{1,2})(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d)`,
+      "gi",
+    ),
+  },
   // "[NAME] (98)": a number over 89 in brackets after a name.
   {
     kind: "age",
     needs: "placeholder",
     placeholders: true,
     pattern: rx(String.raw`(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=\))`, "g"),
+  },
+  // Days in words: "the twenty-first of March", "March the third".
+  {
+    kind: "date",
+    needs: "always",
+    pattern: rx(
+      String.raw`\b(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s{1,2}of\s{1,2}${MONTH}\b(?:,?\s{1,2}\d{4})?|\b${MONTH}\s{1,2}the\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\b`,
+      "gi",
+    ),
   },
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
   {
@@ -584,6 +621,35 @@ const detectors: readonly Detector[] = [
       String.raw`\b${HOUSE_NUMBER}\s{1,3}(?:(?:[a-z]{2,20}|\d{1,3}(?:st|nd|rd|th))\s{1,3}){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|highway|hwy|parkway|pkwy|drive|court|terrace)\b\.?${UNIT}`,
       "gi",
     ),
+  },
+  // Capitals, as return mail and OCR print them: "4410 PINE RIDGE CT, SAVANNAH".
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b${HOUSE_NUMBER}\s{1,3}(?:(?:[NSEW]\.?|[A-Z]{2,20}|\d{1,3}(?:ST|ND|RD|TH))\s{1,3}){1,4}(?:STREET|ST|AVENUE|AVE|ROAD|RD|BOULEVARD|BLVD|LANE|LN|DRIVE|DR|COURT|CT|CIRCLE|CIR|PLACE|PL|WAY|TERRACE|TER|PARKWAY|PKWY|HIGHWAY|HWY|TRAIL|TRL|LOOP|PIKE)\b\.?(?:,?\s{1,2}(?:APT|UNIT|STE|SUITE|LOT|#)\.?\s{0,2}#?\s{0,2}[A-Z0-9\-]{1,8}(?![\w\-]))?(?:,\s{1,2}[A-Z]{3,20}(?:\s[A-Z]{3,20}){0,2}(?=,?\s{1,2}${STATES}\b))?`,
+    ),
+  },
+  // Lower case, with a direction letter: "2215 e cesar chavez st".
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b${HOUSE_NUMBER}\s{1,3}[nsew]\.?\s{1,3}(?:[a-z]{2,20}\s{1,3}){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl)\b\.?`,
+    ),
+  },
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:Lot|LOT|Trlr|Space|Spc)\.?\s{0,2}#?\s{0,2}\d{1,5}(?![\w\-])(?=\s{0,2}(?:[,;\n]|$|city\b|zip\b))`,
+    ),
+  },
+  // Canadian postal codes: "H2J 2L8".
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(String.raw`\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z]\s?\d[ABCEGHJ-NPRSTV-Z]\d\b`),
   },
   {
     kind: "address",
@@ -687,6 +753,23 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
   },
+  // Compact dates as feeds print them: "3Jan24", "19JAN2024".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])\d{1,2}(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:\d{2}|\d{4})(?![\w\-])`,
+      "gi",
+    ),
+  },
+  // A month in lower case and a day: "jan 19", "sept 3rd" ("may" is left out: it is mostly a verb).
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:jan|january|feb|february|mar|march|apr|april|june?|july?|aug|august|sept?|september|oct|october|nov|november|dec|december)\.?\s{1,2}(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?:,?\s{1,2}\d{4})?(?![\w:\-]|\.\d)`,
+    ),
+  },
   // "moved to the 21st", "on the 9th": a day of the month on its own.
   {
     kind: "date",
@@ -752,6 +835,50 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     pattern: rx(String.raw`(?<![\w.\-/])(?:\d{1,2}\/)?(?:19\d\d|200\d)(?![\w\-/]|\.\d)`),
   },
 ];
+
+/**
+ * Characters read out one by one, as voice transcripts and slot fillers write them: "6 2 1 4 4 8
+ * 0 9 3", "U 7 7 3 0 2 9 1 8 4". Builder text has no such runs, so one of five or more characters,
+ * four of them digits, is an identifier; its kind comes from the nearest cue before it, else from
+ * its length.
+ */
+const SPELLED_OUT = /(?<![\w\-.])[A-Za-z0-9](?: [A-Za-z0-9]){4,19}(?![\w-]|\.\d)/g;
+const SPELLED_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
+  [/\b(?:ssn|ss|social|security)\b/i, "ssn"],
+  [/\b(?:zip|postal|post ?code)\b/i, "zip"],
+  [/\b(?:dob|birth|born)\b/i, "dob"],
+  [/\b(?:mrn|record|chart)\b/i, "mrn"],
+  [/\b(?:account|acct|claim|card number)\b/i, "account"],
+  [/\b(?:member|subscriber|policy|group|grp|medicare|medicaid|insurance|plan)\b/i, "member_id"],
+  [/\b(?:phone|number|call|cell|mobile|reach)\b/i, "phone"],
+];
+const SPELLED_REACH = 80;
+
+function collectSpelledOut(text: string, found: Claim[]): void {
+  SPELLED_OUT.lastIndex = 0;
+  for (let match = SPELLED_OUT.exec(text); match !== null; match = SPELLED_OUT.exec(text)) {
+    const characters = match[0].replaceAll(" ", "");
+    const digits = characters.replace(/\D/g, "").length;
+    if (digits < 4) continue;
+    const start = match.index;
+    const end = start + match[0].length;
+    if (overlaps(found, start, end)) continue;
+    const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
+    // The nearest cue wins: "ZIP? … my member id is" is a member id.
+    let kind: IdentifierKind | undefined;
+    let nearest = -1;
+    for (const [cue, cueKind] of SPELLED_CUES) {
+      for (const hit of before.matchAll(new RegExp(cue.source, "gi"))) {
+        if (hit.index > nearest) {
+          nearest = hit.index;
+          kind = cueKind;
+        }
+      }
+    }
+    kind ??= digits === 9 ? "ssn" : digits === 5 ? "zip" : digits === 10 ? "phone" : "member_id";
+    found.push({ kind, start, end });
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scanning.
@@ -890,6 +1017,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
       if (applies(detector.needs, facts)) collect(detector, text, found);
     }
     if (facts.digit) collectLabelled(text, found);
+    if (facts.digit) collectSpelledOut(text, found);
   }
   for (const detector of detectors) {
     if ((!afterPlaceholders || detector.placeholders) && applies(detector.needs, facts)) collect(detector, text, found);

@@ -59,7 +59,7 @@ const PERSON_WORDS =
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
-  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter";
+  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter|author|reporter|assignee|requester|requested by|submitted by|reported by";
 
 const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
 
@@ -74,7 +74,7 @@ const PERSON_CUE = new RegExp(
  * letters are a unit or a product.
  */
 const TITLE_CUE =
-  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF)\.)\s{1,3}$/u;
+  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF|mr|mrs|ms|dr)\.)\s{1,3}$/u;
 
 /** A role or label before a name, and whether a separator follows it. */
 const ROLE_CUE = new RegExp(
@@ -85,6 +85,9 @@ const ROLE_CUE = new RegExp(
 /** A greeting or a sign-off before a name: "Hi Marisol", "Thanks, Dmitri", "— Priya". */
 const GREETING =
   /(?:^|[\n.!?]\s{0,3}|[^\p{L}\s]\s{0,2})(?:hi|hello|hey|dear|thanks|thank you|thx|regards|best|cheers|sincerely|love|ask|call|text|email|page|ping|tell|remind|notify|message|cc)[,:!]?\s{1,3}$|(?:^|\n)\s{0,3}(?:--?|—|–|~)\s{0,2}$|\s(?:--?|—|–)\s{0,2}$/iu;
+
+/** The headers of a forwarded email: "From: Oksana Hrytsenko", "To: …". */
+const HEADER = /(?:^|\n|\s)(?:from|to|cc|bcc)\s{0,2}:\s{0,3}$/i;
 
 /** A key of structured data holding a name: `"first": "`, `last_name=`, `patientName: '`. */
 const KEY =
@@ -119,10 +122,18 @@ function mayFollowCue(tokens: readonly Token[], i: number): boolean {
   return previous !== undefined && CUE_WORDS.has(previous.plain);
 }
 
+/** Credentials after a name ("Priya Raman, PharmD"): never part of one. */
+const CREDENTIALS = new Set(
+  "md do rn np pa pa-c lpn lvn cna crna cnm fnp dnp msn bsn phd psyd pharmd rph dds dmd od dpt ot pt lcsw lmft mph mba facp faan".split(
+    " ",
+  ),
+);
+
 function standingOf(word: string, capitalised: boolean): Standing {
   const { names, common, orgs, places } = vocab();
   let folded = fold(word);
   if (folded.endsWith("'s")) folded = folded.slice(0, -2);
+  if (CREDENTIALS.has(folded)) return Standing.Other;
   // A lower-case word matters only if it is a strong name ("pt john kowalski"); most are common
   // words or no name at all, and one or two lookups settle them.
   if (!capitalised) {
@@ -232,7 +243,7 @@ function acceptedWithoutCue(run: readonly Token[], nearIdentifier: boolean): boo
 }
 
 /** The name right after a cue at token `i`: up to four words, "Last, First" allowed. */
-function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean): number {
+function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, capitals: boolean): number {
   const first = tokens[i];
   if (first === undefined) return i;
   const lowerOk = (token: Token) =>
@@ -241,7 +252,7 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean): n
   const fits = (token: Token) =>
     (token.capitalised &&
       token.text.length > 1 &&
-      (token.allCaps ? labelled && token.text.length > 2 : standing(token) !== Standing.Other)) ||
+      (token.allCaps ? capitals && token.text.length > 2 : standing(token) !== Standing.Other)) ||
     lowerOk(token);
   if (!fits(first) || first.particle) return i;
   // A lone lower-case word after a cue must be a strong name ("pt john"), not "patient called".
@@ -250,6 +261,8 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean): n
   while (end < tokens.length && end - i < 4) {
     const next = tokens[end];
     if (next === undefined) break;
+    // The next label ends the name: "From: Oksana Hrytsenko To: …".
+    if (/^\s{0,2}:/.test(tokens[end + 1]?.gap ?? "") && next.capitalised) break;
     const commaFirst = labelled && end === i + 1 && /^,\s{1,2}$/.test(next.gap) && next.capitalised;
     const middleInitial = next.capitalised && next.text.length === 1;
     // After an initial any capitalised word is the surname ("Jane Q. Public").
@@ -279,6 +292,12 @@ const PERSON_VERBS = new Set(
     " ",
   ),
 );
+/** Verbs only people do, strong enough to mark a word no list knows: "Chukwuemeka says…". */
+const SPEECH_VERBS = new Set(
+  "says said texted emailed asked told mentioned complained replied wrote confirmed insists insisted".split(" "),
+);
+/** Words before a single lower-case name that is a person's: "for ravi". */
+const PERSON_PREPOSITIONS = new Set("for to with from by cc".split(" "));
 /** "the Okafor twins", "the Nguyen family". */
 const FAMILY = new Set("twins family household kids children parents sisters brothers".split(" "));
 
@@ -316,14 +335,15 @@ export function findNames(
     if (!mayFollowCue(tokens, i)) continue;
     if (!token.capitalised && standing(token) !== Standing.Strong) continue;
     const before = text.slice(Math.max(0, token.start - 40), token.start);
-    const key = KEY.test(before);
+    const key = KEY.test(before) || HEADER.test(before);
     const role = key ? null : ROLE_CUE.exec(before);
     const continued = /\[NAME\],\s{1,2}$/.test(before);
     const labelled = key || continued || role?.groups?.separator !== undefined;
     const person = key || role !== null || PERSON_CUE.test(before) || TITLE_CUE.test(before);
     // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
-    if (!(person || (token.capitalised && GREETING.test(before)))) continue;
-    const end = nameAfterCue(tokens, i, labelled);
+    if (!(person || ((token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before)))) continue;
+    // Capitals ("DEMIR YUSUF") only after a label or a key, not after an earlier name's comma.
+    const end = nameAfterCue(tokens, i, labelled, labelled && !continued);
     // After a bare role word ("patient Ana"), one capitalised word is too weak a sign.
     const needed = role !== null && !labelled ? 2 : 1;
     if (nameWords(tokens.slice(i, end)).length >= needed && end > i) {
@@ -375,7 +395,19 @@ export function findNames(
     let end = i + 2;
     const initial = tokens[end];
     if (initial?.capitalised && initial.text.length === 1 && joins(initial, first)) end++;
-    add(i, end);
+    // Compound surnames and middle names around it: "GONZÁLEZ RAMÍREZ, JOSÉ LUIS".
+    const alike = (token: Token | undefined, k: number): token is Token =>
+      token !== undefined &&
+      covered[k] === 0 &&
+      token.capitalised &&
+      token.allCaps === last.allCaps &&
+      token.text.length > 1 &&
+      standing(token) !== Standing.Other;
+    let start = i;
+    while (i - start < 2 && alike(tokens[start - 1], start - 1) && joins(tokens[start] as Token, tokens[start - 1]))
+      start--;
+    while (end - i < 4 && alike(tokens[end], end) && joins(tokens[end] as Token, tokens[end - 1])) end++;
+    add(start, end);
   }
 
   // 3b. One strong name that a person's word follows: "Kelechi's sister", "Alfreda turns 90",
@@ -389,7 +421,23 @@ export function findNames(
     const strong = standing(token) === Standing.Strong;
     const acts = strong && /^[ \t]{1,2}$/.test(next.gap) && PERSON_VERBS.has(next.plain);
     const family = strong && FAMILY.has(next.plain) && /^[ \t]{1,2}$/.test(next.gap) && tokens[i - 1]?.plain === "the";
-    if (possessive || acts || family) add(i, i + 1);
+    // "Ana's refill": a strong name owning something.
+    const owns = strong && /^['’]s[ \t]{1,2}$/.test(next.gap) && !vocab().medical.has(fold(token.text));
+    const speaks =
+      standing(token) === Standing.Unknown && /^[ \t]{1,2}$/.test(next.gap) && SPEECH_VERBS.has(next.plain);
+    if (possessive || acts || family || owns || speaks) add(i, i + 1);
+  }
+
+  // 3c. One lower-case strong name after "for", "to", "with": "claim no. [ACCOUNT] for ravi".
+  for (let i = 1; i < tokens.length; i++) {
+    const token = tokens[i];
+    const previous = tokens[i - 1];
+    if (token === undefined || previous === undefined || covered[i] === 1) continue;
+    if (!PERSON_PREPOSITIONS.has(previous.plain) || !/^[ \t]{1,2}$/.test(token.gap)) continue;
+    // Lower case only: capitalised, a product is as likely ("send to Slack").
+    if (token.capitalised || standing(token) !== Standing.Strong || token.text.length < 4) continue;
+    if (vocab().medical.has(token.plain)) continue;
+    add(i, i + 1);
   }
 
   // 4. A capitalised pair joined to a name by "and", "&" or a comma ("Park Ji-hoon and Kim Soo-yeon").
