@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { type Action, authorize, type Principal } from "../core/authz.ts";
 import { forbidden, HttpProblem, unauthorized } from "../http/problem.ts";
 import { context, instanceSeed, type RequestState } from "../http/context.ts";
+import { COMPANY_PATTERN } from "../schema/ids.ts";
 
 export interface AuthOptions {
   /** Maps a raw bearer to its principal, or null for unknown, malformed or revoked tokens. */
@@ -14,8 +15,6 @@ export interface AuthOptions {
   /** The action the routes behind this plugin perform, given the request's path params. */
   action: (params: Record<string, string>) => Action;
 }
-
-const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * Who a call is attributed and rate-limited to (docs/interface.md §5.2): the token's organization slug; for the
@@ -27,7 +26,7 @@ export function companyOf(principal: Principal, header: string | null): string {
   const slug = header.trim().toLowerCase();
   if (!COMPANY_PATTERN.test(slug)) {
     throw new HttpProblem("invalid_request", "X-Service-Company must be a slug of letters, digits and dashes", {
-      errors: [{ path: "headers.x-service-company", message: "must match ^[a-z0-9][a-z0-9-]{0,62}$" }],
+      errors: [{ path: "headers.x-service-company", message: `must match ${COMPANY_PATTERN.source}` }],
     });
   }
   return slug;

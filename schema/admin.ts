@@ -1,6 +1,13 @@
 /** Inputs of the admin tRPC procedures (auth, tokens, runs, device), validated at the boundary. */
 import * as v from "valibot";
-import { LOOP_ID_PATTERN, normalizeUserCode, RUN_ID_PATTERN, scopeSchema } from "./ids.ts";
+import {
+  COMPANY_PATTERN,
+  LOOP_ID_PATTERN,
+  normalizeUserCode,
+  RUN_ID_PATTERN,
+  scopeSchema,
+  TOKEN_ID_PATTERN,
+} from "./ids.ts";
 import { RUN_STATUSES } from "./statuses.ts";
 
 // Control characters would let a name rewrite a terminal or a log line.
@@ -34,7 +41,7 @@ export const tokenCreateInput = v.object({
   scopes: v.pipe(v.array(scopeSchema), v.minLength(1, "give at least one scope"), v.maxLength(10)),
 });
 export const tokenRevokeInput = v.object({
-  id: v.pipe(v.string(), v.regex(/^tok_[A-Za-z0-9]{1,64}$/, "id must be a token id (tok_…)")),
+  id: v.pipe(v.string(), v.regex(TOKEN_ID_PATTERN, "id must be a token id (tok_…)")),
 });
 
 export const loopIdSchema = v.pipe(v.string(), v.regex(LOOP_ID_PATTERN, "loopId must be a loop id (loop_…)"));
@@ -80,3 +87,17 @@ export const userCodeSchema = v.pipe(
   v.check((code) => /^[A-Z]{8}$/.test(code), "code must be 8 letters, such as BCDF-GHJK"),
 );
 export const deviceUserCodeInput = v.object({ userCode: userCodeSchema });
+
+/** Windows the usage summary covers. */
+export const USAGE_WINDOW_NAMES = ["1h", "24h", "7d", "30d"] as const;
+export type UsageWindow = (typeof USAGE_WINDOW_NAMES)[number];
+export const usageInput = v.object({
+  window: v.optional(v.picklist(USAGE_WINDOW_NAMES, `window must be one of ${USAGE_WINDOW_NAMES.join(", ")}`), "24h"),
+  /** Planning calls attributed to one company (the X-Service-Company of system-key calls, or a token's organization). */
+  company: v.optional(
+    v.pipe(v.string(), v.regex(COMPANY_PATTERN, "company must be a slug of letters, digits and dashes")),
+  ),
+  tokenId: v.optional(v.pipe(v.string(), v.regex(TOKEN_ID_PATTERN, "tokenId must be a token id (tok_…)"))),
+  loopId: v.optional(loopIdSchema),
+});
+export type UsageInput = v.InferOutput<typeof usageInput>;

@@ -6,6 +6,9 @@ import * as v from "valibot";
 
 export const LOOP_ID_PATTERN = /^loop_[A-Za-z0-9_-]{1,64}$/;
 export const RUN_ID_PATTERN = /^run_[A-Za-z0-9]{1,64}$/;
+export const TOKEN_ID_PATTERN = /^tok_[A-Za-z0-9]{1,64}$/;
+/** Who a planning call is attributed to: an organization's slug, or a system-key caller's X-Service-Company. */
+export const COMPANY_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** `loop:run` (every loop of the organization), `loop:run:<loopId>`, `cli:run` (hosted planning). */
 export const scopeSchema = v.pipe(

@@ -264,3 +264,40 @@ export const deviceLogins = sqliteTable(
     index("device_logins_expires").on(t.expiresAt),
   ],
 );
+
+/**
+ * Usage, one row per minute and (organization, company, token, loop): counts and latency
+ * histograms that the Usage page, `usage.summary` and `health usage` read instead of the audit
+ * and run rows, so a 30-day window reads at most one row per minute and series. Written by the
+ * server's periodic flush, never on a request's path (server/services/usage.ts). Planning rows
+ * have `loopId` ''; run rows have `company` ''; `tokenId` is '' for the system key and users.
+ * Histograms are JSON arrays of counts over fixed bounds (see `USAGE_BOUNDS`).
+ */
+export const usageMinutes = sqliteTable(
+  "usage_minutes",
+  {
+    /** Minutes since the epoch. */
+    minute: integer().notNull(),
+    orgId: text().notNull(),
+    company: text().notNull(),
+    tokenId: text().notNull(),
+    loopId: text().notNull(),
+    requests: integer().notNull().default(0),
+    cacheHits: integer().notNull().default(0),
+    cacheMisses: integer().notNull().default(0),
+    clinicalBlocks: integer().notNull().default(0),
+    rateLimited: integer().notNull().default(0),
+    upstreamErrors: integer().notNull().default(0),
+    upstreamTimeouts: integer().notNull().default(0),
+    runsStarted: integer().notNull().default(0),
+    runsCompleted: integer().notNull().default(0),
+    runsErrored: integer().notNull().default(0),
+    gatewayMs: text(),
+    upstreamMs: text(),
+    runMs: text(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.minute, t.company, t.tokenId, t.loopId] }),
+    index("usage_minutes_minute").on(t.minute),
+  ],
+);

@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import { auth } from "../plugins/auth.ts";
 import { cache } from "../plugins/cache/index.ts";
-import { context } from "../http/context.ts";
+import { context, type RequestState } from "../http/context.ts";
 import { idempotency } from "../plugins/idempotency/index.ts";
 import { planning } from "../plugins/planning/index.ts";
 import { rateLimit } from "../plugins/rate-limit/index.ts";
@@ -31,8 +31,9 @@ import type { LoginLimiter } from "./services/accounts.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
-import { createHttpMetrics } from "../http/metrics.ts";
+import { createHttpMetrics, type HttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
+import type { UsageRecorder } from "./services/usage.ts";
 
 export interface AppDeps {
   authenticator: Authenticator;
@@ -47,6 +48,8 @@ export interface AppDeps {
   loginLimiter: LoginLimiter;
   engine: Engine;
   catalog: LoopCatalog;
+  /** Per-minute usage rollups; planning calls are added as they are answered. */
+  usage: UsageRecorder;
 }
 
 export const PLANNING_BODY_LIMIT = 64 * 1024;
@@ -95,6 +98,25 @@ function cliRoutes(deps: AppDeps) {
   );
 }
 
+function observer(metrics: HttpMetrics, usage: UsageRecorder): NonNullable<RequestState["done"]> {
+  return (state, route, status, problem) => {
+    metrics.observe(state, route, status, problem);
+    const { principal, company } = state;
+    if (principal === undefined || company === undefined || !state.chain.includes("planning")) return;
+    usage.observePlanning({
+      orgId: principal.orgId,
+      company,
+      tokenId: principal.kind === "token" ? principal.id : "",
+      status,
+      problem,
+      cache: state.cache,
+      clinical: state.intent === "clinical_blocked",
+      totalMs: performance.now() - state.startedAt,
+      upstreamMs: state.upstreamLatencyMs,
+    });
+  };
+}
+
 export function createApp(deps: AppDeps) {
   const trpc = trpcHandler(deps);
   // The Bun server exists once listening; tRPC asks it for the client address (login limits).
@@ -103,8 +125,9 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ name: "health.app" })
     .use(errorHandler)
     .use(context)
-    // Every request is counted once, as it is answered (see http/metrics.ts).
-    .decorate("observeRequest", metrics.observe)
+    // Every request is counted once, as it is answered (see http/metrics.ts), and planning calls
+    // are added to the usage rollup (server/services/usage.ts).
+    .decorate("observeRequest", observer(metrics, deps.usage))
     .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
     // A person who opens the server's address in a browser wants the console.
     .get("/", function toConsole({ redirect }) {

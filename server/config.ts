@@ -62,6 +62,7 @@ export const configSchema = v.pipe(
     HEALTH_RATE_LIMIT_PER_DAY: integer("HEALTH_RATE_LIMIT_PER_DAY", 1, 100_000_000, 200),
     HEALTH_AUDIT_RETENTION_DAYS: integer("HEALTH_AUDIT_RETENTION_DAYS", 1, 3_650, 90),
     HEALTH_RUN_RETENTION_DAYS: integer("HEALTH_RUN_RETENTION_DAYS", 1, 3_650, 30),
+    HEALTH_USAGE_RETENTION_DAYS: integer("HEALTH_USAGE_RETENTION_DAYS", 1, 3_650, 400),
   }),
   v.check(
     (c) => (c.HEALTH_ADMIN_EMAIL === undefined) === (c.HEALTH_ADMIN_PASSWORD === undefined),

@@ -19,6 +19,7 @@ import type { PlanResult } from "../http/plan-result.ts";
 import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
+import { UsageRecorder } from "./services/usage.ts";
 import { createRetention } from "./services/retention.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
@@ -103,6 +104,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     log(`Loop module ${problem.file} skipped: ${problem.message}${problem.location ? ` at ${problem.location}` : ""}`);
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
+  const usage = new UsageRecorder(db.sqlite);
+  const tokenOf = (trigger: { kind: string; id: string }) => (trigger.kind === "token" ? trigger.id : "");
   const engine = createEngine({
     sqlite: db.sqlite,
     loops: catalog.all,
@@ -111,6 +114,15 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     orgConcurrency: config.HEALTH_LOOP_ORG_CONCURRENCY,
     blockedMs: config.HEALTH_LOOP_BLOCKED_MS,
     logger: engineLogger(log),
+    onRunQueued: (run) => usage.runQueued({ orgId: run.orgId, loopId: run.loopId, tokenId: tokenOf(run.trigger) }),
+    onRunEnded: (run) =>
+      usage.runEnded({
+        orgId: run.orgId,
+        loopId: run.loopId,
+        tokenId: tokenOf({ kind: run.trigger.triggerKind, id: run.trigger.triggerId }),
+        status: run.status,
+        durationMs: run.durationMs,
+      }),
   });
   const app = createApp({
     authenticator,
@@ -125,12 +137,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     loginLimiter: new LoginLimiter(),
     engine,
     catalog,
+    usage,
   });
 
   const flush = () => {
     audit.flush();
     rateLimits.flush();
     authenticator.flush();
+    usage.flush();
   };
   // Listen before the engine claims any run: a server that cannot listen must not take work.
   // Elysia asks Bun for SO_REUSEPORT by default, which lets a second server share the port and
@@ -151,6 +165,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     sqlite: db.sqlite,
     auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,
     runDays: config.HEALTH_RUN_RETENTION_DAYS,
+    usageDays: config.HEALTH_USAGE_RETENTION_DAYS,
     log,
   });
   retention.start();

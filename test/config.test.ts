@@ -24,6 +24,7 @@ describe("configuration from the environment", () => {
         HEALTH_RATE_LIMIT_PER_DAY: 200,
         HEALTH_AUDIT_RETENTION_DAYS: 90,
         HEALTH_RUN_RETENTION_DAYS: 30,
+        HEALTH_USAGE_RETENTION_DAYS: 400,
       },
     });
   });

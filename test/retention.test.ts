@@ -54,9 +54,22 @@ test("audit rows, finished runs with their steps, and expired sessions go once p
     session.run("ses_expired", NOW - DAY);
     session.run("ses_live", NOW + DAY);
 
-    const retention = createRetention({ sqlite: db.sqlite, auditDays: 90, runDays: 30, batch: 4, now: () => NOW });
+    // Usage rollups: one row a day from 396 to 405 days ago; the 5 older than 400 days go.
+    const usage = db.sqlite.prepare(
+      "INSERT INTO usage_minutes (minute, orgId, company, tokenId, loopId, requests) VALUES (?1, 'org_a', 'acme', '', '', 1)",
+    );
+    for (let day = 396; day <= 405; day++) usage.run(Math.floor((NOW - day * DAY) / 60_000));
+
+    const retention = createRetention({
+      sqlite: db.sqlite,
+      auditDays: 90,
+      runDays: 30,
+      usageDays: 400,
+      batch: 4,
+      now: () => NOW,
+    });
     // Small batches: the 10 audit rows past 90 days take three of them.
-    expect(await retention.sweep()).toEqual({ auditRows: 10, runs: 2, sessions: 1 });
+    expect(await retention.sweep()).toEqual({ auditRows: 10, runs: 2, usageRows: 5, sessions: 1 });
 
     const ids = (sql: string) =>
       db.sqlite
@@ -71,9 +84,12 @@ test("audit rows, finished runs with their steps, and expired sessions go once p
     expect(ids("SELECT runId AS id FROM run_steps ORDER BY runId")).toEqual(["run_live", "run_recent"]);
     expect(ids("SELECT runId AS id FROM run_step_attempts ORDER BY runId")).toEqual(["run_live", "run_recent"]);
     expect(ids("SELECT id FROM sessions")).toEqual(["ses_live"]);
+    expect(
+      db.sqlite.query<{ oldest: number }, []>("SELECT MIN(minute) AS oldest FROM usage_minutes").get()?.oldest,
+    ).toBeGreaterThanOrEqual(Math.floor((NOW - 400 * DAY) / 60_000));
 
     // Nothing more to do: a second sweep deletes nothing.
-    expect(await retention.sweep()).toEqual({ auditRows: 0, runs: 0, sessions: 0 });
+    expect(await retention.sweep()).toEqual({ auditRows: 0, runs: 0, usageRows: 0, sessions: 0 });
     await retention.stop();
   } finally {
     db.close();

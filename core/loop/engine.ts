@@ -29,7 +29,7 @@ import {
   type TriggerTag,
 } from "./queries.ts";
 import type { LoopDefinition } from "./registry.ts";
-import { createRunner } from "./runner.ts";
+import { createRunner, type RunEnded } from "./runner.ts";
 import { createScheduler } from "./scheduler.ts";
 import { createRunStore } from "./store.ts";
 
@@ -88,6 +88,9 @@ export interface EngineOptions {
    */
   workerEnv?: Record<string, string>;
   logger?: EngineLogger;
+  /** Told of every run queued through this engine and every run it ends (usage rollups). */
+  onRunQueued?: (run: { orgId: string; loopId: string; trigger: TriggerTag }) => void;
+  onRunEnded?: (run: RunEnded) => void;
   /** Clock of the persisted times and wake-ups, for tests. Default Date.now. */
   now?: () => number;
 }
@@ -180,6 +183,7 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
     loops: resolveLoops,
     runTimeoutMs,
+    ...(options.onRunEnded === undefined ? {} : { onRunEnded: options.onRunEnded }),
     onSettled: () => {
       settledWaiter?.();
       scheduler.wake();
@@ -243,6 +247,7 @@ export function createEngine(options: EngineOptions): Engine {
         triggerName: request.trigger.name,
         now: now(),
       });
+      options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger });
       scheduler.wake();
       return { runId, workflowInstanceId };
     },

@@ -34,6 +34,17 @@ export interface RunnerOptions {
   runTimeoutMs: number;
   /** Called whenever a run leaves, so its capacity can be claimed again. */
   onSettled: () => void;
+  /** Told when this engine ends a run, for usage figures. */
+  onRunEnded?: (run: RunEnded) => void;
+}
+
+/** A run this engine finished: who it belongs to, how it ended, and how long since it was queued. */
+export interface RunEnded {
+  orgId: string;
+  loopId: string;
+  trigger: Pick<ClaimedRun, "triggerKind" | "triggerId">;
+  status: "complete" | "errored";
+  durationMs: number;
 }
 
 interface ActiveRun {
@@ -41,6 +52,7 @@ interface ActiveRun {
   orgId: string;
   loopId: string;
   input: string | null;
+  claim: ClaimedRun;
   thread: LoopThread;
   slot: number;
   settled: boolean;
@@ -62,11 +74,20 @@ export function createRunner(options: RunnerOptions) {
     threadFailures: { blocked: 0, memory: 0, "process-memory": 0, crashed: 0 } as Record<ThreadFailure["kind"], number>,
   };
 
+  function ended(claim: ClaimedRun, status: RunEnded["status"]): void {
+    const durationMs = Math.max(0, now() - claim.createdAt);
+    try {
+      options.onRunEnded?.({ orgId: claim.orgId, loopId: claim.loopId, trigger: claim, status, durationMs });
+    } catch (error) {
+      logger.error("run-ended listener failed", { runId: claim.id, error: String(error) });
+    }
+  }
+
   function launch(claim: ClaimedRun, onThread?: LoopThread): void {
     const definition = options.loops().get(claim.loopId);
     if (definition === undefined) {
       const message = `loop ${claim.loopId} is not registered (its module was removed, renamed or failed to load)`;
-      store.fail(claim.id, owner, now(), { name: "LoopNotFound", message });
+      if (store.fail(claim.id, owner, now(), { name: "LoopNotFound", message })) ended(claim, "errored");
       logger.warn("loop run failed: loop not registered", { runId: claim.id, loopId: claim.loopId });
       options.onSettled();
       return;
@@ -77,6 +98,7 @@ export function createRunner(options: RunnerOptions) {
       orgId: claim.orgId,
       loopId: claim.loopId,
       input: claim.input,
+      claim,
       thread,
       slot: nextSlot++,
       settled: false,
@@ -159,6 +181,7 @@ export function createRunner(options: RunnerOptions) {
         else if (!store.complete(run.id, owner, now(), message.output)) lostRun(run);
         else {
           counts.runsEnded.complete += 1;
+          ended(run.claim, "complete");
           logger.info("loop run complete", { runId: run.id, loopId: run.loopId });
           abandon(run);
         }
@@ -298,7 +321,7 @@ export function createRunner(options: RunnerOptions) {
   /** Starts a run again from its stored steps, on `thread` or a shared one. Its lease is kept. */
   function relaunch(run: ActiveRun, thread?: LoopThread): void {
     detach(run);
-    launch({ id: run.id, orgId: run.orgId, loopId: run.loopId, input: run.input }, thread);
+    launch(run.claim, thread);
   }
 
   function culpritError(failure: ThreadFailure): StoredError {
@@ -331,6 +354,7 @@ export function createRunner(options: RunnerOptions) {
       return;
     }
     counts.runsEnded.errored += 1;
+    ended(run.claim, "errored");
     logger.warn("loop run errored", { runId: run.id, loopId: run.loopId, error: error.name });
     abandon(run, cutShort);
   }

@@ -23,7 +23,7 @@ export type NewRun = Pick<
 > & { now: number };
 
 /** What a claim returns: enough to start executing the run. */
-export type ClaimedRun = Pick<RunRow, "id" | "orgId" | "loopId" | "input">;
+export type ClaimedRun = Pick<RunRow, "id" | "orgId" | "loopId" | "input" | "createdAt" | "triggerKind" | "triggerId">;
 
 export type StepWrite = {
   runId: string;

@@ -1,7 +1,7 @@
 /**
  * Retention: what the gateway keeps, and for how long. Planning audit rows older than
  * HEALTH_AUDIT_RETENTION_DAYS, finished runs (with their steps and attempts) that finished longer
- * than HEALTH_RUN_RETENTION_DAYS ago, and expired admin sessions are deleted by a sweep that runs
+ * than HEALTH_RUN_RETENTION_DAYS ago, usage rollups older than HEALTH_USAGE_RETENTION_DAYS, and expired admin sessions are deleted by a sweep that runs
  * soon after start and then every hour.
  *
  * A sweep deletes in small batches, one short transaction each, and yields to the event loop
@@ -17,6 +17,7 @@ export interface RetentionOptions {
   sqlite: Database;
   auditDays: number;
   runDays: number;
+  usageDays: number;
   /** Rows per batch. Default 500. */
   batch?: number;
   now?: () => number;
@@ -26,6 +27,7 @@ export interface RetentionOptions {
 export interface SweepCounts {
   auditRows: number;
   runs: number;
+  usageRows: number;
   sessions: number;
 }
 
@@ -46,6 +48,10 @@ export function createRetention(options: RetentionOptions) {
   const deleteAttempts = sqlite.prepare<void, [string]>("DELETE FROM run_step_attempts WHERE runId = ?1");
   const deleteSteps = sqlite.prepare<void, [string]>("DELETE FROM run_steps WHERE runId = ?1");
   const deleteRun = sqlite.prepare<void, [string]>("DELETE FROM runs WHERE id = ?1");
+  // usage_minutes_minute: the oldest minutes are the first rows of the index.
+  const deleteUsage = sqlite.prepare<void, [number, number]>(
+    "DELETE FROM usage_minutes WHERE rowid IN (SELECT rowid FROM usage_minutes WHERE minute < ?1 LIMIT ?2)",
+  );
   const deleteSessions = sqlite.prepare<void, [number, number]>(
     "DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expiresAt < ?1 LIMIT ?2)",
   );
@@ -95,11 +101,14 @@ export function createRetention(options: RetentionOptions) {
         const counts = {
           auditRows: await drain(() => auditBatch(at - options.auditDays * DAY_MS)),
           runs: await drain(() => runBatch(at - options.runDays * DAY_MS)),
+          usageRows: await drain(() =>
+            Number(deleteUsage.run(Math.floor((at - options.usageDays * DAY_MS) / 60_000), batch).changes),
+          ),
           sessions: await drain(() => Number(deleteSessions.run(at, batch).changes)),
         };
-        if (counts.auditRows + counts.runs + counts.sessions > 0) {
+        if (counts.auditRows + counts.runs + counts.usageRows + counts.sessions > 0) {
           options.log?.(
-            `Retention: deleted ${counts.auditRows} audit rows, ${counts.runs} finished runs, ${counts.sessions} expired sessions`,
+            `Retention: deleted ${counts.auditRows} audit rows, ${counts.runs} finished runs, ${counts.usageRows} usage rows, ${counts.sessions} expired sessions`,
           );
         }
         return counts;

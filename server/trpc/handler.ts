@@ -8,6 +8,7 @@ import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import { DeviceStartLimiter } from "../services/device-logins.ts";
+import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
 
@@ -33,6 +34,7 @@ function sessionSecret(request: Request): string | null {
 export function trpcHandler(options: TrpcHandlerOptions) {
   // One per app, like the routes it guards: 10 starts per address per minute.
   const deviceStartLimiter = new DeviceStartLimiter(10, 60 * 1000);
+  const usage = createUsageReader(options.db.sqlite);
   return (request: Request, clientAddress: string) =>
     fetchRequestHandler({
       // Elysia strips the mount prefix only with AOT on; tell tRPC which one it sees.
@@ -48,6 +50,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           deviceStartLimiter,
           engine: options.engine,
           catalog: options.catalog,
+          usage,
           origin: new URL(request.url).origin,
           session: secret === null ? null : resolveSession(options.db, secret),
           clientAddress,

@@ -7,6 +7,7 @@ import type { Engine } from "../../core/loop/engine.ts";
 import { type FieldError, flattenIssues, type StandardIssue } from "../../schema/issues.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
+import type { UsageReader } from "../services/usage.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 
@@ -19,6 +20,8 @@ export interface TrpcContext {
   session: SessionUser | null;
   engine: Engine;
   catalog: LoopCatalog;
+  /** Reads the usage rollups (server/services/usage.ts). */
+  usage: UsageReader;
   /** The server's origin as the client sees it, for trigger URLs. */
   origin: string;
   clientAddress: string;

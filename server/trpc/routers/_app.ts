@@ -4,6 +4,7 @@ import { deviceRouter } from "./device.ts";
 import { loopsRouter } from "./loops.ts";
 import { runsRouter } from "./runs.ts";
 import { tokensRouter } from "./tokens.ts";
+import { usageRouter } from "./usage.ts";
 
 export const appRouter = router({
   auth: authRouter,
@@ -11,6 +12,7 @@ export const appRouter = router({
   loops: loopsRouter,
   runs: runsRouter,
   device: deviceRouter,
+  usage: usageRouter,
 });
 
 /** The only thing the console and typed clients import from the server. */
