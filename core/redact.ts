@@ -76,7 +76,7 @@ const NO = String.raw`(?:${_}(?:ids?|identifier|#|number|no\.?|num\.?|nbr))`;
 /** An identifier value: letters, digits, dashes and inner dots, with at least one digit. */
 const ID = String.raw`(?=[A-Za-z0-9.\-]{0,63}\d)(?!\d{1,9}(?:\.\d{1,9})+(?![\w\-.]))[A-Za-z0-9](?:[A-Za-z0-9\-]|\.(?=[A-Za-z0-9])){2,63}(?![\w\-])`;
 /** An identifier printed in groups, as on a card: "JQX 8812 0934", "123 456 789". */
-const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,9}\d)[A-Z0-9]{2,10}){1,3}(?![\w\-])`;
+const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,9}\d)[A-Z0-9]{2,10}(?:-[A-Z0-9]{1,4})?){1,3}(?![\w\-])`;
 
 /** Months in English, and in the Spanish, Portuguese and French of forms builders paste. */
 const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)`;
@@ -125,7 +125,7 @@ const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
 const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|STREET|ST|AVE|RD|BLVD|LN|DR)`;
 const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|Lot|Trlr|Trailer|Space|Spc|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
-const HOUSE_NUMBER = String.raw`\d{1,6}[A-Za-z]?(?:-\d{1,4})?`;
+const HOUSE_NUMBER = String.raw`(?:[NSEW]\d{2,4}[NSEW]\d{3,6}|\d{1,6}[A-Za-z]?(?:-\d{1,4})?(?: 1\/2)?)`;
 
 const H = "[0-9A-Fa-f]{1,4}";
 const V4 = String.raw`\d{1,3}(?:\.\d{1,3}){3}`;
@@ -167,7 +167,7 @@ interface LabelledFamily {
 const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "ssn",
-    label: String.raw`(?:SSN|SS#|SS|SSA|social(?:${_}security)?(?:${NO})?|soc\.?${_}sec\.?(?:${NO})?)${SEP}`,
+    label: String.raw`(?:SSN|SS#|SS|SSA|social(?:${_}security)?(?:${NO})?|soc\.?(?:${_}sec\.?)?(?:${NO})?)${SEP}`,
     value: String.raw`(?:\d{3}\s{0,2}[\s.\-–—/]?\s{0,2}\d{2}\s{0,2}[\s.\-–—/]?\s{0,2}\d{4}|\d{2}-\d{3}-\d{4})(?!\d)`,
   },
   {
@@ -200,12 +200,18 @@ const labelledFamilies: readonly LabelledFamily[] = [
     // "at 555-0142": after a bare "at", only what is shaped like a phone number.
     kind: "phone",
     label: String.raw`at\s{1,2}`,
-    value: String.raw`(?:\(\d{3}\)\s?\d{3}[\s.\-]\d{4}|\d{3}[.\-]\d{3}[.\-]\d{4}|\d{3}-\d{4})(?![\w\-])`,
+    value: String.raw`(?:\(\d{3}\)\s?\d{3}[\s.\-]\d{4}|\d{3}[.\-]\d{3}[.\-]\d{4}|\d{3}-\d{4})${EXTENSION}(?![\w\-])`,
   },
   {
     kind: "member_id",
     label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|health${_}plan${NO})(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
     value: `(?:${GROUPED_ID}|${ID})`,
+  },
+  {
+    // "Aetna member 101948273", "member YBK 20931847": a bare "member" only before a long number.
+    kind: "member_id",
+    label: String.raw`member\s{1,2}`,
+    value: String.raw`(?:[A-Z]{2,4}\s?)?\d{6,14}(?:[\s\-]\d{1,3})?(?![\w\-])`,
   },
   {
     kind: "account",
@@ -419,6 +425,8 @@ const earlyDetectors: readonly Detector[] = [
   },
 ];
 
+/** " dot ", "[dot]", " (at) ": a word standing for a symbol in a spelled-out email address. */
+const SPOKEN = (words: string) => String.raw`(?:\s(?:${words})\s|\s?\[(?:${words})\]\s?|\s?\((?:${words})\)\s?)`;
 const DIGIT_WORD = "(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)";
 /** Letters of a Medicare Beneficiary Identifier: A–Z without S, L, O, I, B and Z. */
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
@@ -490,12 +498,29 @@ const detectors: readonly Detector[] = [
     needs: "always",
     pattern: rx(String.raw`\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){6,14}\b`, "gi"),
   },
+  // Five to nine digits read out after a ZIP or Social Security cue: "zip is nine four one one zero".
+  {
+    kind: "zip",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?<=\b(?:zip|zip code|postal code)\b[^.\n]{0,40}?)\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){4,8}\b`,
+      "gi",
+    ),
+  },
+  {
+    kind: "ssn",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?<=\b(?:social|ssn|ss|security)\b[^.\n]{0,40}?)\b${DIGIT_WORD}(?:[\s,\-.]{1,4}${DIGIT_WORD}){4,8}\b`,
+      "gi",
+    ),
+  },
   // Email addresses spelled out: "rosa dot ibarra at gmail dot com".
   {
     kind: "email",
     needs: "spelled",
     pattern: rx(
-      String.raw`\b[a-z0-9._\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9_\-]{1,40}){0,3}\s(?:at)\s[a-z0-9\-]{1,40}(?:\s(?:dot|period)\s[a-z0-9\-]{1,40}){0,3}\s(?:dot|period)\s(?:com|org|net|edu|gov|io|[a-z]{2})\b`,
+      String.raw`\b[a-z0-9._\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9_\-]{1,40}){0,3}${SPOKEN("at")}[a-z0-9\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9\-]{1,40}){0,3}${SPOKEN("dot|period")}(?:com|org|net|edu|gov|io|[a-z]{2})\b`,
       "gi",
     ),
   },
@@ -534,7 +559,9 @@ const detectors: readonly Detector[] = [
   {
     kind: "phone",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w\-.])0\d{1,3}-\d{2,4}-\d{4}(?![\w\-]|\.\d)`),
+    pattern: rx(
+      String.raw`(?<![\w\-.])0\d{1,4}(?:-\d{2,4}-|\s\d{3,4}\s)\d{4}(?![\w\-]|\.\d)|(?<![\w\-.])011[\s.\-]\d{1,3}(?:[\s.\-]\d{1,5}){2,4}(?![\w\-]|\.\d)|%2B\d{8,15}(?!\d)`,
+    ),
     keep: (value) => (value.replace(/\D/g, "").length >= 10 ? value.length : 0),
   },
   {
@@ -571,6 +598,19 @@ const detectors: readonly Detector[] = [
       String.raw`(?<=\b(?:woman|man|lady|gentleman|person|patient|resident|member|widow|widower|veteran|grandmother|grandfather)\s{1,2}of\s{1,2})(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d)`,
       "gi",
     ),
+  },
+  // "F/97", "M/93".
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w/])(?<=[MF]\/)(?:9\d|1[01]\d)(?![\w\-]|[.,]\d)`),
+  },
+  // "[NAME], 98, still drives": a number over 89 set off right after a name.
+  {
+    kind: "age",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(String.raw`(?<=\[NAME\],\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}[,;)])`),
   },
   // "[NAME] (98)": a number over 89 in brackets after a name.
   {
@@ -665,7 +705,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b\d{1,6}\s{1,3}(?:Rue|Calle|Camino|Avenida|Av\.|Via|Rua|Carrera|Paseo|Chemin|Strasse|Straße)\s{1,2}(?:(?:de|des|du|la|le|del|los|las|da|do|dos)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s?){1,3}|\b(?:Calle|Carrera|Avenida|Diagonal|Transversal)\s{1,2}\d{1,3}[A-Z]?\s{0,2}#\s{0,2}\d{1,3}-\d{1,3}|\b(?:RR|R\.R\.|Rural\s{1,2}Route|HC|Star\s{1,2}Route)\s{0,2}\d{1,3},?\s{1,2}Box\s{1,2}\d{1,5}|\bPMB\s{0,2}#?\s{0,2}\d{1,6}\b|\b\d{1,6}\s{1,2}[NSEW]\.?\s{1,2}\p{Lu}\p{Ll}{2,20}\b`,
+      String.raw`\b\d{1,6}\s{1,3}(?:Rue|Calle|Camino|Avenida|Av\.|Via|Rua|Carrera|Paseo|Chemin|Strasse|Straße)\s{1,2}(?:(?:de|des|du|la|le|del|los|las|da|do|dos)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s?){1,3}|\b(?:Calle|Carrera|Avenida|Diagonal|Transversal)\s{1,2}\d{1,3}[A-Z]?\s{0,2}#\s{0,2}\d{1,3}-\d{1,3}|\b(?:RR|R\.R\.|[Rr]ural\s{1,2}[Rr]oute|RURAL\s{1,2}ROUTE|HC|Star\s{1,2}Route)\s{0,2}\d{1,3},?\s{1,2}(?:Box|BOX|box)\s{1,2}\d{1,5}[a-zA-Z]?|\bPMB\s{0,2}#?\s{0,2}\d{1,6}\b|\b\d{1,6}\s{1,2}[NSEW]\.?\s{1,2}\p{Lu}\p{Ll}{2,20}\b`,
       "gu",
     ),
   },
@@ -751,6 +791,22 @@ const detectors: readonly Detector[] = [
     pattern: rx(
       String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
       "gi",
+    ),
+  },
+  // HL7 timestamps: "20240305081500" (a date and a time of day, 12 or 14 digits).
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-.])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?(?![\w\-]|\.\d)`,
+    ),
+  },
+  // Day, month and year in capitals: "19-JAN-2024", "03 FEB 2023".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])\d{1,2}[\s\-](?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|SEPT|OCT|NOV|DEC)[\s\-](?:\d{4}|\d{2})(?![\w\-])`,
     ),
   },
   // Compact dates as feeds print them: "3Jan24", "19JAN2024".
@@ -842,7 +898,7 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
  * four of them digits, is an identifier; its kind comes from the nearest cue before it, else from
  * its length.
  */
-const SPELLED_OUT = /(?<![\w\-.])[A-Za-z0-9](?: [A-Za-z0-9]){4,19}(?![\w-]|\.\d)/g;
+const SPELLED_OUT = /(?<![\w\-.])[A-Za-z0-9](?:(?: ?[.\-–,])? [A-Za-z0-9]){4,19}(?![\w-]|\.\d)/g;
 const SPELLED_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
   [/\b(?:ssn|ss|social|security)\b/i, "ssn"],
   [/\b(?:zip|postal|post ?code)\b/i, "zip"],
@@ -857,7 +913,7 @@ const SPELLED_REACH = 80;
 function collectSpelledOut(text: string, found: Claim[]): void {
   SPELLED_OUT.lastIndex = 0;
   for (let match = SPELLED_OUT.exec(text); match !== null; match = SPELLED_OUT.exec(text)) {
-    const characters = match[0].replaceAll(" ", "");
+    const characters = match[0].replace(/[\s.\-–,]/g, "");
     const digits = characters.replace(/\D/g, "").length;
     if (digits < 4) continue;
     const start = match.index;
@@ -897,7 +953,7 @@ function factsOf(text: string): Facts {
     at: text.includes("@"),
     web: text.includes("/") || /www\./i.test(text),
     placeholder: text.includes("["),
-    spelled: / dot /i.test(text) && / at /i.test(text),
+    spelled: /[\s[(]dot[\s\])]/i.test(text) && /[\s[(]at[\s\])]/i.test(text),
     county: text.includes("County") || text.includes("Parish"),
     addressKey: /(?:city|town|street|addr)\w*["']?\s{0,2}[:=]/i.test(text),
     ipv6: text.includes("::") || countOf(text, ":", 6),

@@ -16,6 +16,7 @@
  * cue one name-like word is enough. Every quantifier is bounded and the scan is linear.
  */
 import { fold } from "./fold.ts";
+import { nameTagger, type TaggerToken } from "./name-tagger.ts";
 import { vocab } from "./vocab.ts";
 
 export interface NameSpan {
@@ -30,7 +31,7 @@ enum Standing {
   Other = 3,
 }
 
-interface Token {
+export interface Token {
   start: number;
   end: number;
   /** The token as written. */
@@ -46,6 +47,8 @@ interface Token {
   known: Standing | -1;
   /** What separates this token from the previous one. */
   gap: string;
+  /** The name tagger's facts about the token, once it has looked (name-tagger.ts). */
+  tagger: TaggerToken["tagger"];
 }
 
 /** Lower-case words that join the parts of a name: "van der Berg", "de la Cruz", "bin Hassan". */
@@ -175,7 +178,7 @@ function isUpper(code: number): boolean {
   );
 }
 
-function tokenize(text: string): Token[] {
+export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
   const word = NON_ASCII.test(text) ? WORD : ASCII_WORD;
@@ -206,6 +209,7 @@ function tokenize(text: string): Token[] {
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       known: capitalised || raw === lower ? -1 : Standing.Other,
       gap: text.slice(previousEnd, start),
+      tagger: undefined,
     });
     previousEnd = end;
   }
@@ -279,6 +283,24 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, ca
 
 const CJK_PAIR =
   /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
+
+/**
+ * Words the tagger looks at: capitalised ones, and lower-case ones that a list knows as a name
+ * ("dana", "marcus"); an ordinary lower-case word is never a name without a cue.
+ */
+export function isTaggerCandidate(token: Token): boolean {
+  if (token.initial || token.particle || token.text.length < 2) return false;
+  if (token.capitalised) return true;
+  return token.text.length >= 3 && vocab().names.has(fold(token.plain));
+}
+
+/**
+ * A word's standing as if capitalised: the tagger sees the case separately. A lower-case word no
+ * list knows as a name is settled with one lookup (most of a prompt's words).
+ */
+export const taggerStanding = (token: TaggerToken): number =>
+  !token.capitalised && !vocab().names.has(fold(token.plain)) ? Standing.Other : standingOf(token.text, true);
+export const taggerMedical = (token: TaggerToken): boolean => vocab().medical.has(fold(token.plain));
 
 /** Relatives after a possessive name: "Kelechi's sister". */
 const RELATIVES = new Set(
@@ -480,6 +502,23 @@ export function findNames(
     const start = match.index;
     const end = start + match[0].length;
     if (!taken(start, end) && !spans.some((span) => start < span.end && span.start < end)) spans.push({ start, end });
+  }
+
+  // 5c. What the learned tagger reads as part of a name among the words left (name-tagger.ts).
+  const tagger = nameTagger();
+  if (tagger !== null) {
+    let from = -1;
+    for (let k = 0; k <= tokens.length; k++) {
+      const token = tokens[k];
+      const accepted =
+        token !== undefined &&
+        covered[k] === 0 &&
+        isTaggerCandidate(token) &&
+        tagger.score(tokens, k, taggerStanding, taggerMedical) >= tagger.file.threshold;
+      if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
+      if (from !== -1) add(from, k);
+      from = accepted ? k : -1;
+    }
   }
 
   // 6. Every other occurrence of a word of a name already found ("Jane Doe … Jane called").

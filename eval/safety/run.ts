@@ -17,9 +17,11 @@ import { readFileSync } from "node:fs";
 import { redact } from "../../core/redact.ts";
 import { inspectPrompt } from "../../core/safety/inspect.ts";
 import { modelFileSchema, modelPath } from "../../core/safety/model.ts";
+import { nameTagger } from "../../core/safety/name-tagger.ts";
 import * as v from "valibot";
 import { type ClassifyCase, classifyCases, type RedactCase, redactCases, type Split } from "./corpus.ts";
 import { currentVersion } from "./train.ts";
+import { nameModelVersion } from "./train-names.ts";
 
 const figuresSchema = v.object({
   clinicalRecall: v.number(),
@@ -203,6 +205,15 @@ function main(): number {
   console.log(`Safety model ${model.version}, trained on ${model.trainedOn.cases} cases`);
   if (model.version !== expected) {
     console.log(`  ✖ stale: the training corpus or features changed (expected ${expected}); run npm run train:safety`);
+    failed = true;
+  }
+  const tagger = nameTagger();
+  const expectedTagger = nameModelVersion();
+  console.log(`Name tagger ${tagger?.file.version ?? "missing"}`);
+  if (tagger?.file.version !== expectedTagger) {
+    console.log(
+      `  ✖ stale: the redaction corpus or the tagger changed (expected ${expectedTagger}); run npm run train:safety`,
+    );
     failed = true;
   }
 

@@ -24,7 +24,7 @@
  * negative evidence separately. Each moved builder pass at 99% recall by under a point.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ruleVerdict } from "../../core/classify.ts";
 import { redact } from "../../core/redact.ts";
@@ -32,6 +32,7 @@ import { blockedCategories } from "../../core/safety/categories.ts";
 import { FeatureExtractor } from "../../core/safety/features.ts";
 import { fold } from "../../core/safety/fold.ts";
 import { encodeWeights, type ModelFile, modelPath } from "../../core/safety/model.ts";
+import { nameModelPath } from "../../core/safety/name-tagger.ts";
 import { vocab, vocabPath } from "../../core/safety/vocab.ts";
 import { type ClassifyCase, classifyCases, corpusDir, type Sourced } from "./corpus.ts";
 
@@ -68,7 +69,7 @@ interface Example {
 }
 
 /** mulberry32: a small seeded generator, so shuffles are the same on every run. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -79,7 +80,7 @@ function random(seed: number): () => number {
   };
 }
 
-function shuffled<T>(items: readonly T[], next: () => number): T[] {
+export function shuffled<T>(items: readonly T[], next: () => number): T[] {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -255,6 +256,8 @@ export function currentVersion(): string {
   const trainDir = join(corpusDir, "train");
   for (const file of readdirSync(trainDir).sort()) hash.update(file).update(readFileSync(join(trainDir, file)));
   hash.update(readFileSync(vocabPath));
+  // Redaction reads the name tagger's weights too.
+  if (existsSync(nameModelPath)) hash.update(readFileSync(nameModelPath));
   // The features, and what the text goes through before them: redaction and the hard rules.
   const core = new URL("../../core/", import.meta.url);
   const safety = readdirSync(new URL("safety/", core)).filter((file) => file.endsWith(".ts"));

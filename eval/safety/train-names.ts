@@ -1,0 +1,191 @@
+/**
+ * Trains the name tagger (`core/safety/name-model.json`, see `core/safety/name-tagger.ts`) on the
+ * training part of the redaction corpus, `eval/safety/train/redact*.jsonl`. The held-back part is
+ * never read here.
+ *
+ *   bun eval/safety/train-names.ts         train, cross-validate, write the model
+ *   bun eval/safety/train-names.ts --cv    cross-validate only, write nothing
+ *
+ * Every candidate word of a case (names.ts's `isTaggerCandidate`) is one example: positive when
+ * it lies inside one of the case's labelled names, negative otherwise; words inside other kinds
+ * of identifiers (a street name, a payer id) are left out, since another detector owns them.
+ * Logistic regression by AdaGrad, as for the clinical model. The threshold comes from
+ * cross-validation with one writer's file held out at a time: the lowest score at which fewer
+ * than `maxFalsePerThousand` of the out-of-writer non-name words are taken for names, so the
+ * tagger adds recall without eating the words a builder's prompt is made of.
+ *
+ * Deterministic: the same corpus, vocabulary and settings give the same bytes.
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { encodeWeights } from "../../core/safety/model.ts";
+import { type NameModelFile, NameTagger, nameModelPath, tokenFeatures } from "../../core/safety/name-tagger.ts";
+import { isTaggerCandidate, taggerMedical, taggerStanding, tokenize } from "../../core/safety/names.ts";
+import { vocabPath } from "../../core/safety/vocab.ts";
+import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
+import { random, shuffled } from "./train.ts";
+
+const defaults = {
+  bits: 17,
+  epochs: 30,
+  learningRate: 0.05,
+  biasLearningRate: 0.3,
+  l2: 1e-6,
+  maxFalsePerThousand: 2,
+  seed: 20261124,
+};
+const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.NAME_TRAIN_SETTINGS ?? "{}") };
+
+interface Example {
+  indices: Uint32Array;
+  name: boolean;
+  writer: string;
+}
+
+/** Every occurrence of each value in the text, as [start, end) ranges. */
+function occurrences(text: string, values: readonly string[]): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const value of values) {
+    if (value.length === 0) continue;
+    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) out.push([at, at + value.length]);
+  }
+  return out;
+}
+
+const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
+  ranges.some(([a, b]) => start < b && a < end);
+
+function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
+  const examples: Example[] = [];
+  for (const c of cases) {
+    const names = occurrences(
+      c.text,
+      c.identifiers.filter((i) => i.kind === "name").map((i) => i.value),
+    );
+    const others = occurrences(
+      c.text,
+      c.identifiers.filter((i) => i.kind !== "name").map((i) => i.value),
+    );
+    const tokens = tokenize(c.text);
+    tokens.forEach((token, k) => {
+      if (!isTaggerCandidate(token)) return;
+      const name = inside(names, token.start, token.end);
+      if (!name && inside(others, token.start, token.end)) return;
+      const indices = tokenFeatures(tokens, k, settings.bits, taggerStanding, taggerMedical);
+      examples.push({ indices: Uint32Array.from(indices), name, writer: c.source });
+    });
+  }
+  return examples;
+}
+
+const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+
+function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
+  const size = 1 << settings.bits;
+  const weights = new Float64Array(size);
+  const squares = new Float64Array(size).fill(1e-8);
+  let bias = 0;
+  let biasSquares = 1e-8;
+  const next = random(settings.seed);
+  for (let epoch = 0; epoch < settings.epochs; epoch++) {
+    for (const example of shuffled(examples, next)) {
+      let z = bias;
+      for (const i of example.indices) z += weights[i] ?? 0;
+      const g = sigmoid(z) - (example.name ? 1 : 0);
+      for (const i of example.indices) {
+        const w = weights[i] ?? 0;
+        const grad = g + settings.l2 * w;
+        squares[i] = (squares[i] ?? 0) + grad * grad;
+        weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
+      }
+      biasSquares += g * g;
+      bias -= (settings.biasLearningRate * g) / Math.sqrt(biasSquares);
+    }
+  }
+  return { weights, bias };
+}
+
+function score(model: { weights: Float64Array; bias: number }, example: Example): number {
+  let z = model.bias;
+  for (const i of example.indices) z += model.weights[i] ?? 0;
+  return z;
+}
+
+/** Out-of-writer scores: each writer's examples scored by a model trained on everyone else's. */
+function crossValidate(examples: readonly Example[]): number[] {
+  const scores = new Array<number>(examples.length).fill(0);
+  for (const writer of new Set(examples.map((e) => e.writer))) {
+    const model = train(examples.filter((e) => e.writer !== writer));
+    examples.forEach((e, i) => {
+      if (e.writer === writer) scores[i] = score(model, e);
+    });
+  }
+  return scores;
+}
+
+const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
+
+/** What the shipped tagger must have been trained from: the redaction corpus, vocabulary, sources and settings. */
+export function nameModelVersion(): string {
+  const hash = createHash("sha256");
+  const trainDir = join(corpusDir, "train");
+  for (const file of readdirSync(trainDir)
+    .filter((f) => f.startsWith("redact"))
+    .sort()) {
+    hash.update(file).update(readFileSync(join(trainDir, file)));
+  }
+  hash.update(readFileSync(vocabPath));
+  for (const source of ["names.ts", "name-tagger.ts"]) {
+    hash.update(readFileSync(new URL(`../../core/safety/${source}`, import.meta.url)));
+  }
+  hash.update(JSON.stringify(settings));
+  return hash.digest("hex").slice(0, 16);
+}
+
+function main(): void {
+  const cases = redactCases("train");
+  const examples = examplesOf(cases);
+  const names = examples.filter((e) => e.name).length;
+  console.log(
+    `Name tagger: ${examples.length} candidate words (${names} in names) from ${cases.length} cases, ${new Set(cases.map((c) => c.source)).size} writers`,
+  );
+  const scores = crossValidate(examples);
+  const negatives = scores.filter((_, i) => !examples[i]?.name).sort((a, b) => b - a);
+  const positives = scores.filter((_, i) => examples[i]?.name);
+  // The lowest threshold that keeps false names under the budget.
+  const allowed = Math.floor((negatives.length * settings.maxFalsePerThousand) / 1000);
+  const threshold = (negatives[allowed] ?? 0) + 1e-6;
+  const recall = positives.filter((s) => s >= threshold).length / positives.length;
+  console.log(
+    `  one writer held out: at threshold ${threshold.toFixed(3)}, ${pct(recall)} of name words found, ${allowed} of ${negatives.length} other words taken (${settings.maxFalsePerThousand}‰)`,
+  );
+  for (const t of [-1, 0, 1, 2, 3]) {
+    const r = positives.filter((s) => s >= t).length / positives.length;
+    const f = negatives.filter((s) => s >= t).length;
+    console.log(
+      `    at ${t}: name words ${pct(r)}, other words taken ${f} (${((f / negatives.length) * 1000).toFixed(1)}‰)`,
+    );
+  }
+  if (process.argv.includes("--cv")) return;
+
+  const model = train(examples);
+  const table = encodeWeights(model.weights);
+  const file: NameModelFile = {
+    format: 1,
+    version: nameModelVersion(),
+    bits: settings.bits,
+    bias: model.bias,
+    threshold,
+    scale: table.scale,
+    weights: table.weights,
+    trainedOn: { cases: cases.length, tokens: examples.length, names },
+    crossValidation: { nameWordRecall: recall, falsePerThousand: settings.maxFalsePerThousand },
+  };
+  // Loads as the shipped model would, so a bad table fails here and not at run time.
+  new NameTagger(file);
+  writeFileSync(nameModelPath, `${JSON.stringify(file, null, 1)}\n`);
+  console.log(`Wrote ${nameModelPath} (version ${file.version})`);
+}
+
+if (import.meta.main) main();
