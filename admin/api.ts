@@ -18,6 +18,7 @@ export type Run = Outputs["runs"]["get"];
 export type RunStep = Run["steps"][number];
 export type RunStatus = RunSummary["status"];
 export type DeviceRequest = Outputs["device"]["lookup"];
+export type Usage = Outputs["usage"]["summary"];
 
 const signedOutListeners = new Set<() => void>();
 

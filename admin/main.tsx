@@ -11,6 +11,7 @@ import { Link, paths, parseRoute, type Route, usePathname } from "./router.tsx";
 import { RunPage, RunsPage } from "./runs.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { TokensPage } from "./tokens.tsx";
+import { UsagePage } from "./usage.tsx";
 import { Failure, PageTitle } from "./ui.tsx";
 
 type Session =
@@ -82,6 +83,7 @@ function App() {
 const NAV: Array<{ label: string; href: string; routes: Route["name"][] }> = [
   { label: "Loops", href: paths.loops(), routes: ["loops", "loop"] },
   { label: "Runs", href: paths.runs(), routes: ["runs", "run"] },
+  { label: "Usage", href: paths.usage(), routes: ["usage"] },
   { label: "Settings", href: paths.tokens(), routes: ["tokens"] },
   { label: "Device login", href: paths.device(), routes: ["device"] },
 ];
@@ -144,6 +146,8 @@ function Screen({ route, me, canManage }: { route: Route; me: Me; canManage: boo
       return <RunsPage />;
     case "run":
       return <RunPage key={route.runId} runId={route.runId} canTerminate={canManage} />;
+    case "usage":
+      return <UsagePage />;
     case "tokens":
       return <TokensPage canManage={canManage} />;
     case "device":

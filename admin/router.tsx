@@ -1,5 +1,5 @@
 /**
- * A small History API router: the console has six screens, which does not justify a routing
+ * A small History API router: the console has seven screens, which does not justify a routing
  * library. The server answers every /admin/* path with the same index, so any URL here can be
  * bookmarked or reloaded.
  */
@@ -13,6 +13,7 @@ export type Route =
   | { name: "loop"; loopId: string }
   | { name: "runs" }
   | { name: "run"; runId: string }
+  | { name: "usage" }
   | { name: "tokens" }
   | { name: "device" }
   | { name: "not-found" };
@@ -26,6 +27,11 @@ export const paths = {
     return `${BASE}/runs${query === "" ? "" : `?${query}`}`;
   },
   run: (runId: string) => `${BASE}/runs/${encodeURIComponent(runId)}`,
+  /** The usage page, with the non-empty values of `filter` (window, token, loop). */
+  usage: (filter: Record<string, string> = {}) => {
+    const query = new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== "")).toString();
+    return `${BASE}/usage${query === "" ? "" : `?${query}`}`;
+  },
   tokens: () => `${BASE}/settings/tokens`,
   /** The approval page of `health login`; the server links here with `?code=`. */
   device: () => `${BASE}/device`,
@@ -42,6 +48,7 @@ export function parseRoute(pathname: string): Route {
   if (first === undefined) return { name: "loops" };
   if (first === "loops") return second === undefined ? { name: "loops" } : { name: "loop", loopId: second };
   if (first === "runs") return second === undefined ? { name: "runs" } : { name: "run", runId: second };
+  if (first === "usage" && second === undefined) return { name: "usage" };
   if (first === "settings" && (second === undefined || second === "tokens")) return { name: "tokens" };
   if (first === "device" && second === undefined) return { name: "device" };
   return { name: "not-found" };

@@ -20,6 +20,7 @@ Examples:
   health init intake --channel sms                      scaffold a workspace
   health trigger loop_intake --data '{"text":"hi"}'     run a loop with an API token
   health runs list --loop loop_intake                   its runs (admin session)
+  health usage --window 7d                              planning calls, blocks, latency, runs
 
 Environment: HEALTH_HOME (default ~/.health) holds credentials.json (0600) and an optional
 settings.json ({ "company": "<slug>" } sets the X-Service-Company of hosted planning); HEALTH_URL
@@ -36,6 +37,7 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 blocked by the gate or the sa
     tokens: () => import("./commands/tokens/index.ts").then((m) => m.default),
     loops: () => import("./commands/loops/index.ts").then((m) => m.default),
     runs: () => import("./commands/runs/index.ts").then((m) => m.default),
+    usage: () => import("./commands/usage.ts").then((m) => m.default),
     trigger: () => import("./commands/trigger.ts").then((m) => m.default),
     code: () => import("./commands/code.ts").then((m) => m.default),
     init: () => import("./commands/init.ts").then((m) => m.default),

@@ -411,3 +411,41 @@ describe("health trigger --wait when the server goes away", () => {
     }
   });
 });
+
+describe("health usage", () => {
+  test("shows planning and runs over a window, with the command behind the loops that fail", async () => {
+    const failed = await inHome(["trigger", "loop_throws", "--data", '{"where":"run"}', "--wait", "--json"], {
+      HEALTH_TOKEN: anyToken,
+    });
+    expect(json<{ run: Run }>(failed).run.status).toBe("errored");
+    // The server flushes its rollups every 50 ms in tests: poll the JSON until the run shows.
+    const deadline = Date.now() + 5_000;
+    let usage: { runs: { errored: number; failingLoops: Array<{ loopId: string; errored: number }> } } | undefined;
+    while (Date.now() < deadline) {
+      const result = await inHome(["usage", "--window", "1h", "--json"]);
+      expect(result.code).toBe(0);
+      usage = json(result);
+      if ((usage?.runs.errored ?? 0) > 0) break;
+      await Bun.sleep(50);
+    }
+    expect(usage?.runs.failingLoops[0]).toMatchObject({ loopId: "loop_throws" });
+
+    const readable = await inHome(["usage", "--window", "1h", "--loop", "loop_throws"]);
+    expect(readable.code).toBe(0);
+    expect(readable.stdout).toContain("Usage over the last hour (loop loop_throws)");
+    expect(readable.stdout).toContain("Planning");
+    expect(readable.stdout).toMatch(/errored\s+[1-9]/);
+    expect(readable.stdout).toContain("health runs list --loop loop_throws --status errored");
+
+    const bad = await inHome(["usage", "--window", "2d"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--window must be one of 1h, 24h, 7d, 30d");
+    const badToken = await inHome(["usage", "--token", "abc"]);
+    expect(badToken.code).toBe(2);
+    expect(badToken.stderr).toContain("--token must be a token id");
+    // Without a session it says how to get one.
+    const signedOut = await cli(["usage"], { cwd: bare, home: bare, env: { HEALTH_URL: server.url } });
+    expect(signedOut.code).toBe(1);
+    expect(signedOut.stderr).toContain("health login");
+  });
+});

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { ADMIN_CSP } from "../server/routes/console.ts";
 import { hasChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
-import { startTestServer, type TestServer, tempDir } from "./support/server.ts";
+import { planningBody, postPlan } from "./support/planning.ts";
+import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { ADMIN, adminEnv, signIn } from "./support/trpc.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "loops");
@@ -454,6 +455,41 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
     await browser.screenshot("13c-runs-filtered-empty");
   });
 
+  test("shows usage: figures, uPlot charts under the CSP, and links to the runs behind them", async () => {
+    const { page } = browser;
+    const planner = mintToken(server, ["cli:run"]).token;
+    for (const prompt of ["build an intake agent", "build an intake agent", "should I stop my statin?"]) {
+      expect((await postPlan(server.url, planner, planningBody({ redacted_prompt: prompt }))).status).toBe(200);
+    }
+    await mainNav(page).getByRole("link", { name: "Usage" }).click();
+    await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+    await page.getByText("Last hour").click();
+    await page.waitForURL(/\/admin\/usage\?window=1h$/);
+    const figure = (label: string) => page.locator("dl.figures .figure").filter({ hasText: label }).locator("dd");
+    // The rollups are flushed every 50 ms in tests; the page polls every 10 s, a reload is quicker.
+    const deadline = Date.now() + 10_000;
+    let requests: string | undefined;
+    while (requests !== "3" && Date.now() < deadline) {
+      await page.reload();
+      requests = (await figure("Requests").textContent())?.trim();
+    }
+    expect(requests).toBe("3");
+    expect((await figure("Clinical blocks").textContent())?.trim()).toBe("1");
+    expect((await figure("Cache hit rate").textContent())?.trim()).toBe("50% (1)");
+    // Two charts, each a canvas drawn by uPlot, with a legend naming its series.
+    await page.locator("figure.chart").nth(1).locator("canvas").first().waitFor();
+    expect(await page.locator("figure.chart").count()).toBe(2);
+    await page.locator("figure.chart").first().getByText("Clinical blocks").waitFor();
+    const failing = page.locator("table.failing-loops");
+    await failing.getByRole("link", { name: "loop_throws" }).waitFor();
+    await browser.screenshot("18-usage");
+
+    // The errored count opens the runs behind it.
+    await failing.locator("tr").filter({ hasText: "loop_throws" }).getByRole("link").nth(1).click();
+    await page.getByRole("heading", { name: "Runs", level: 1 }).waitFor();
+    expect(new URL(page.url()).search).toBe("?loop=loop_throws&status=errored");
+  });
+
   test("works at phone width without sideways scrolling", async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 390, height: 844 });
@@ -462,6 +498,7 @@ describe.skipIf(!hasChromium)("the console in Chromium", () => {
       [`/admin/runs/${uiRunId}`, `Run ${uiRunId}`, "15-phone-run"],
       ["/admin/settings/tokens", "API tokens", "16-phone-tokens"],
       ["/admin/loops/loop_echo", "EchoLoop", "17-phone-loop"],
+      ["/admin/usage", "Usage", "19-phone-usage"],
     ] as const;
     for (const [path, heading, shot] of screens) {
       await page.goto(`${server.url}${path}`);
