@@ -3,6 +3,7 @@
  * Server-Timing entry per plugin. One mutable object per request is cheaper than a derive per
  * field and keeps what each plugin knows in one typed place.
  */
+import type { Span } from "@opentelemetry/api";
 import { Elysia } from "elysia";
 import type { Principal } from "../core/authz.ts";
 import type { Intent } from "../core/intents.ts";
@@ -14,7 +15,7 @@ export class RequestState {
   constructor(readonly method = "GET") {}
   readonly requestId = crypto.randomUUID();
   readonly startedAt = performance.now();
-  private readonly timings: Array<{ name: string; ms: number }> = [];
+  private readonly timings: Array<{ name: string; ms: number; at: number }> = [];
   /** The plugins this route passes through, in order; set by the route's composition. */
   chain: readonly string[] = [];
   principal: Principal | undefined;
@@ -27,6 +28,8 @@ export class RequestState {
   upstreamLatencyMs: number | undefined;
   blockedSteps = 0;
   auditId: string | undefined;
+  /** This request's span, when tracing is on (server/services/tracing.ts). */
+  span: Span | undefined;
   /** An Idempotency-Key reserved by this request, released or stored when it ends. */
   idempotency: { scope: string; key: string } | undefined;
   /**
@@ -62,14 +65,14 @@ export class RequestState {
     this.done(this, route, status, problem);
   }
 
-  /** Each plugin's recorded time, in milliseconds. */
-  pluginTimes(): ReadonlyArray<{ name: string; ms: number }> {
+  /** Each plugin's recorded time and when it started (`performance.now()`), in milliseconds. */
+  pluginTimes(): ReadonlyArray<{ name: string; ms: number; at: number }> {
     return this.timings;
   }
 
-  /** Records a plugin's time (milliseconds) under its name. */
+  /** Records a plugin's time (milliseconds) under its name, as the plugin ends. */
   record(name: string, ms: number): void {
-    this.timings.push({ name, ms });
+    this.timings.push({ name, ms, at: performance.now() - ms });
   }
 
   /**
@@ -95,8 +98,11 @@ export const context = new Elysia({ name: "health.context" })
   .decorate("state", undefined as unknown as RequestState)
   .onRequest(function createRequestState(ctx) {
     const state = new RequestState(ctx.request.method);
-    // The app decorates the context with its metrics recorder (server/app.ts), if it has one.
-    state.done = (ctx as { observeRequest?: RequestState["done"] }).observeRequest;
+    // The app decorates the context with its metrics recorder (server/app.ts), if it has one,
+    // and with a span starter when tracing is on.
+    const app = ctx as { observeRequest?: RequestState["done"]; startSpan?: (request: Request) => Span };
+    state.done = app.observeRequest;
+    if (app.startSpan !== undefined) state.span = app.startSpan(ctx.request);
     (ctx as { state?: RequestState }).state = state;
     ctx.set.headers["x-request-id"] = state.requestId;
   })

@@ -155,6 +155,8 @@ export const runs = sqliteTable(
     triggerKind: text({ enum: TRIGGER_KINDS }).notNull(),
     triggerId: text().notNull(),
     triggerName: text().notNull(),
+    /** The W3C traceparent of the trigger request's span, when tracing is on: the run's spans join its trace. */
+    traceparent: text(),
     status: text({ enum: RUN_STATUSES }).notNull(),
     output: text(),
     /** JSON `{ name, message }` when the run errored or was terminated. */

@@ -33,6 +33,7 @@ import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { createHttpMetrics, type HttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
+import type { Tracing } from "./services/tracing.ts";
 import type { UsageRecorder } from "./services/usage.ts";
 
 export interface AppDeps {
@@ -50,6 +51,8 @@ export interface AppDeps {
   catalog: LoopCatalog;
   /** Per-minute usage rollups; planning calls are added as they are answered. */
   usage: UsageRecorder;
+  /** OpenTelemetry traces, or null when they are off. */
+  tracing: Tracing | null;
 }
 
 export const PLANNING_BODY_LIMIT = 64 * 1024;
@@ -98,9 +101,14 @@ function cliRoutes(deps: AppDeps) {
   );
 }
 
-function observer(metrics: HttpMetrics, usage: UsageRecorder): NonNullable<RequestState["done"]> {
+function observer(
+  metrics: HttpMetrics,
+  usage: UsageRecorder,
+  tracing: Tracing | null,
+): NonNullable<RequestState["done"]> {
   return (state, route, status, problem) => {
     metrics.observe(state, route, status, problem);
+    tracing?.endRequest(state, route, status, problem);
     const { principal, company } = state;
     if (principal === undefined || company === undefined || !state.chain.includes("planning")) return;
     usage.observePlanning({
@@ -127,7 +135,8 @@ export function createApp(deps: AppDeps) {
     .use(context)
     // Every request is counted once, as it is answered (see http/metrics.ts), and planning calls
     // are added to the usage rollup (server/services/usage.ts).
-    .decorate("observeRequest", observer(metrics, deps.usage))
+    .decorate("observeRequest", observer(metrics, deps.usage, deps.tracing))
+    .decorate("startSpan", deps.tracing?.startRequest)
     .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
     // A person who opens the server's address in a browser wants the console.
     .get("/", function toConsole({ redirect }) {

@@ -63,6 +63,10 @@ export const configSchema = v.pipe(
     HEALTH_AUDIT_RETENTION_DAYS: integer("HEALTH_AUDIT_RETENTION_DAYS", 1, 3_650, 90),
     HEALTH_RUN_RETENTION_DAYS: integer("HEALTH_RUN_RETENTION_DAYS", 1, 3_650, 30),
     HEALTH_USAGE_RETENTION_DAYS: integer("HEALTH_USAGE_RETENTION_DAYS", 1, 3_650, 400),
+    // OpenTelemetry's own variables (server/services/tracing.ts): set, traces are on.
+    OTEL_EXPORTER_OTLP_ENDPOINT: url("OTEL_EXPORTER_OTLP_ENDPOINT"),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+    OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.nonEmpty()), "health"),
   }),
   v.check(
     (c) => (c.HEALTH_ADMIN_EMAIL === undefined) === (c.HEALTH_ADMIN_PASSWORD === undefined),

@@ -19,6 +19,7 @@ import type { PlanResult } from "../http/plan-result.ts";
 import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
+import { createTracing } from "./services/tracing.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { createRetention } from "./services/retention.ts";
 
@@ -43,6 +44,8 @@ export interface StartOptions {
   log?: (message: string) => void;
   /** How often written-behind state (audit rows, daily counts, lastUsedAt) is flushed. */
   flushIntervalMs?: number;
+  /** How long finished spans wait to be sent in a batch (tracing on). Default 1 s. */
+  traceExportDelayMs?: number;
 }
 
 export interface RunningServer {
@@ -105,6 +108,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
   const usage = new UsageRecorder(db.sqlite);
+  const tracing = createTracing({
+    endpoint:
+      config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? undefined
+        : `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`),
+    serviceName: config.OTEL_SERVICE_NAME,
+    sqlite: db.sqlite,
+    ...(options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }),
+  });
   const tokenOf = (trigger: { kind: string; id: string }) => (trigger.kind === "token" ? trigger.id : "");
   const engine = createEngine({
     sqlite: db.sqlite,
@@ -115,14 +128,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     blockedMs: config.HEALTH_LOOP_BLOCKED_MS,
     logger: engineLogger(log),
     onRunQueued: (run) => usage.runQueued({ orgId: run.orgId, loopId: run.loopId, tokenId: tokenOf(run.trigger) }),
-    onRunEnded: (run) =>
+    onRunEnded: (run) => {
+      tracing?.runEnded(run);
       usage.runEnded({
         orgId: run.orgId,
         loopId: run.loopId,
         tokenId: tokenOf({ kind: run.trigger.triggerKind, id: run.trigger.triggerId }),
         status: run.status,
         durationMs: run.durationMs,
-      }),
+      });
+    },
   });
   const app = createApp({
     authenticator,
@@ -138,6 +153,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     engine,
     catalog,
     usage,
+    tracing,
   });
 
   const flush = () => {
@@ -154,6 +170,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await engine.stop();
     await audit.close();
+    await tracing?.shutdown();
     db.close();
     throw new ListenError(config.HOST, config.PORT, error);
   }
@@ -208,6 +225,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await engine.stop();
       flush();
       await audit.close();
+      await tracing?.shutdown();
       db.close();
     },
   };

@@ -25,6 +25,7 @@ describe("configuration from the environment", () => {
         HEALTH_AUDIT_RETENTION_DAYS: 90,
         HEALTH_RUN_RETENTION_DAYS: 30,
         HEALTH_USAGE_RETENTION_DAYS: 400,
+        OTEL_SERVICE_NAME: "health",
       },
     });
   });

@@ -29,7 +29,7 @@ export interface ClaimLimits {
 const CLAIM_SET =
   "SET status = 'running', leaseOwner = $owner, leaseExpiresAt = $leaseUntil, attempts = attempts + 1, " +
   "startedAt = COALESCE(startedAt, $now), updatedAt = $now, wakeAt = NULL";
-const RETURNING = "RETURNING id, orgId, loopId, input, createdAt, triggerKind, triggerId";
+const RETURNING = "RETURNING id, orgId, loopId, input, createdAt, triggerKind, triggerId, traceparent";
 
 type ClaimParams = { owner: string; leaseUntil: number; now: number };
 type PairParams = ClaimParams & { orgId: string; loopId: string };

@@ -101,6 +101,8 @@ export interface EnqueueRequest {
   /** event.body: any JSON value, or undefined when the trigger sent no body. */
   input: unknown;
   trigger: TriggerTag;
+  /** The W3C traceparent of the request that queued the run, when it is traced. */
+  traceparent?: string | undefined;
 }
 
 export interface EnqueueResult {
@@ -245,6 +247,7 @@ export function createEngine(options: EngineOptions): Engine {
         triggerKind: request.trigger.kind,
         triggerId: request.trigger.id,
         triggerName: request.trigger.name,
+        traceparent: request.traceparent,
         now: now(),
       });
       options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger });

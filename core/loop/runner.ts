@@ -40,8 +40,12 @@ export interface RunnerOptions {
 
 /** A run this engine finished: who it belongs to, how it ended, and how long since it was queued. */
 export interface RunEnded {
+  runId: string;
   orgId: string;
   loopId: string;
+  /** When it was queued, and the trace it belongs to (ClaimedRun). */
+  createdAt: number;
+  traceparent: string | null;
   trigger: Pick<ClaimedRun, "triggerKind" | "triggerId">;
   status: "complete" | "errored";
   durationMs: number;
@@ -77,7 +81,16 @@ export function createRunner(options: RunnerOptions) {
   function ended(claim: ClaimedRun, status: RunEnded["status"]): void {
     const durationMs = Math.max(0, now() - claim.createdAt);
     try {
-      options.onRunEnded?.({ orgId: claim.orgId, loopId: claim.loopId, trigger: claim, status, durationMs });
+      options.onRunEnded?.({
+        runId: claim.id,
+        orgId: claim.orgId,
+        loopId: claim.loopId,
+        createdAt: claim.createdAt,
+        traceparent: claim.traceparent,
+        trigger: claim,
+        status,
+        durationMs,
+      });
     } catch (error) {
       logger.error("run-ended listener failed", { runId: claim.id, error: String(error) });
     }

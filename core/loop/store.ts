@@ -20,10 +20,13 @@ export type TriggerKind = RunRow["triggerKind"];
 export type NewRun = Pick<
   RunRow,
   "id" | "workflowInstanceId" | "orgId" | "loopId" | "input" | "triggerKind" | "triggerId" | "triggerName"
-> & { now: number };
+> & { now: number; traceparent?: string | undefined };
 
 /** What a claim returns: enough to start executing the run. */
-export type ClaimedRun = Pick<RunRow, "id" | "orgId" | "loopId" | "input" | "createdAt" | "triggerKind" | "triggerId">;
+export type ClaimedRun = Pick<
+  RunRow,
+  "id" | "orgId" | "loopId" | "input" | "createdAt" | "triggerKind" | "triggerId" | "traceparent"
+>;
 
 export type StepWrite = {
   runId: string;
@@ -62,10 +65,10 @@ export interface LoopStatsRow {
 export function createRunStore(sqlite: Database) {
   const insertRun = sqlite.prepare<
     void,
-    [string, string, string, string, string | null, string, string, string, number, number]
+    [string, string, string, string, string | null, string, string, string, number, number, string | null]
   >(
-    "INSERT INTO runs (id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, attempts, createdAt, updatedAt) " +
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', 0, ?9, ?10)",
+    "INSERT INTO runs (id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, attempts, createdAt, updatedAt, traceparent) " +
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', 0, ?9, ?10, ?11)",
   );
 
   const completeDueSleeps = sqlite.prepare<void, { runId: string; now: number }>(
@@ -173,6 +176,7 @@ export function createRunStore(sqlite: Database) {
         run.triggerName,
         run.now,
         run.now,
+        run.traceparent ?? null,
       );
     },
 

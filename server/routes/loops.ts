@@ -5,6 +5,7 @@
  * arriving together share that commit (group commit).
  */
 import { Elysia } from "elysia";
+import { formatTraceparent } from "../services/tracing.ts";
 import type { Engine } from "../../core/loop/engine.ts";
 import { auth } from "../../plugins/auth.ts";
 import { idempotency } from "../../plugins/idempotency/index.ts";
@@ -74,6 +75,8 @@ export function loopRoutes(deps: LoopRoutesDeps) {
             loopId: params.loopId,
             input,
             trigger: { kind: "token", id: principal.id, name: principal.name },
+            // Traced, the run's spans join this request's trace.
+            traceparent: state.span === undefined ? undefined : formatTraceparent(state.span.spanContext()),
           });
           const pending = state.idempotency;
           if (pending !== undefined) {

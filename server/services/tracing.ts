@@ -1,0 +1,174 @@
+/**
+ * OpenTelemetry traces, on when the standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, and sent with the official SDK's OTLP/HTTP
+ * exporter in batches. Off, `createTracing` returns null and nothing of it runs: the request path
+ * tests one field.
+ *
+ * - Each request gets a server span, started as the request arrives (so its ids exist while it is
+ *   handled) and ended as its answer is rendered, with a child per plugin that ran, timed from
+ *   what the plugins record for Server-Timing, and one for the upstream call. An incoming W3C
+ *   `traceparent` makes the span its child.
+ * - A trigger stores its request span's traceparent on the run; when the run ends, a span for the
+ *   run (from queued to ended) joins that trace, with a child per step attempt read from the run's
+ *   stored attempts. One trace goes from the HTTP request to the last step.
+ * Spans carry ids, routes, statuses and names, never a prompt, a body or a token.
+ */
+import type { Database } from "bun:sqlite";
+import {
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { RunEnded } from "../../core/loop/runner.ts";
+import type { RequestState } from "../../http/context.ts";
+import { SERVER_VERSION } from "../version.ts";
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** A W3C traceparent header as a remote span context; null when absent or malformed. */
+export function parseTraceparent(header: string | null | undefined): SpanContext | null {
+  const match = TRACEPARENT.exec(header?.trim().toLowerCase() ?? "");
+  if (match === null) return null;
+  const [, traceId, spanId, flags] = match as unknown as [string, string, string, string];
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return null;
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
+}
+
+export function formatTraceparent(context: SpanContext): string {
+  return `00-${context.traceId}-${context.spanId}-${context.traceFlags.toString(16).padStart(2, "0")}`;
+}
+
+/** Milliseconds since the epoch, from a `performance.now()` reading. */
+const epochMs = (performanceMs: number) => performance.timeOrigin + performanceMs;
+
+export interface Tracing {
+  /** The server span of a request, started as it arrives. */
+  startRequest(request: Request): Span;
+  /** Ends the request's span with its plugins' children; called as the answer is rendered. */
+  endRequest(state: RequestState, route: string, status: number, problem: string | undefined): void;
+  /** The spans of a run that ended, joined to the trace of the request that queued it. */
+  runEnded(run: RunEnded): void;
+  /** Sends what is pending and stops. */
+  shutdown(): Promise<void>;
+}
+
+export interface TracingOptions {
+  /** Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  endpoint: string | undefined;
+  serviceName: string;
+  sqlite: Database;
+  /** Batch delay; the SDK's default is 5 s. */
+  exportDelayMs?: number;
+}
+
+export function createTracing(options: TracingOptions): Tracing | null {
+  if (options.endpoint === undefined) return null;
+  // The exporter reads headers and timeout from the standard OTEL_* variables itself.
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({
+      "service.name": options.serviceName,
+      "service.version": SERVER_VERSION,
+    }),
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: options.endpoint }), {
+        scheduledDelayMillis: options.exportDelayMs ?? 1_000,
+      }),
+    ],
+  });
+  const tracer: Tracer = provider.getTracer("health", SERVER_VERSION);
+  const attempts = options.sqlite.prepare<
+    { key: string; name: string | null; attempt: number; status: string; startedAt: number; finishedAt: number | null },
+    [string]
+  >(
+    `SELECT a.key, s.name, a.attempt, a.status, a.startedAt, a.finishedAt
+     FROM run_step_attempts a LEFT JOIN run_steps s ON s.runId = a.runId AND s.key = a.key
+     WHERE a.runId = ?1 ORDER BY a.startedAt, a.key, a.attempt`,
+  );
+
+  return {
+    startRequest(request) {
+      const parent = parseTraceparent(request.headers.get("traceparent"));
+      const context = parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+      return tracer.startSpan(
+        `${request.method} request`,
+        {
+          kind: SpanKind.SERVER,
+          startTime: epochMs(performance.now()),
+          attributes: { "http.request.method": request.method },
+        },
+        context,
+      );
+    },
+
+    endRequest(state, route, status, problem) {
+      const span = state.span;
+      if (span === undefined) return;
+      span.updateName(`${state.method} ${route}`);
+      span.setAttributes({
+        "http.route": route,
+        "http.response.status_code": status,
+        "health.request_id": state.requestId,
+      });
+      if (problem !== undefined) span.setAttribute("health.problem", problem);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      const parent = trace.setSpan(ROOT_CONTEXT, span);
+      for (const { name, ms, at } of state.pluginTimes()) {
+        const child = tracer.startSpan(name, { startTime: epochMs(at) }, parent);
+        if (name === "planning" && state.upstreamLatencyMs !== undefined) {
+          // The upstream call is the tail of the planning plugin's time.
+          const end = at + ms;
+          tracer
+            .startSpan(
+              "upstream chat completion",
+              { kind: SpanKind.CLIENT, startTime: epochMs(end - state.upstreamLatencyMs) },
+              trace.setSpan(ROOT_CONTEXT, child),
+            )
+            .end(epochMs(end));
+        }
+        child.end(epochMs(at + ms));
+      }
+      span.end(epochMs(performance.now()));
+    },
+
+    runEnded(run) {
+      const parent = parseTraceparent(run.traceparent);
+      const context = parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+      const span = tracer.startSpan(
+        `run ${run.loopId}`,
+        {
+          kind: SpanKind.CONSUMER,
+          startTime: run.createdAt,
+          attributes: { "health.run_id": run.runId, "health.loop_id": run.loopId, "health.run.status": run.status },
+        },
+        context,
+      );
+      if (run.status === "errored") span.setStatus({ code: SpanStatusCode.ERROR });
+      const runContext = trace.setSpan(ROOT_CONTEXT, span);
+      const now = Date.now();
+      for (const a of attempts.all(run.runId)) {
+        const step = tracer.startSpan(
+          `step ${a.name ?? a.key}`,
+          {
+            startTime: a.startedAt,
+            attributes: { "health.step.key": a.key, "health.step.attempt": a.attempt, "health.step.status": a.status },
+          },
+          runContext,
+        );
+        if (a.status !== "complete") step.setStatus({ code: SpanStatusCode.ERROR });
+        step.end(a.finishedAt ?? now);
+      }
+      span.end(now);
+    },
+
+    async shutdown() {
+      await provider.shutdown();
+    },
+  };
+}
