@@ -23,6 +23,7 @@
  *   its label or a state, because unlabelled they are indistinguishable from configuration.
  */
 
+import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
 import { findSegmentIdentifiers } from "./safety/segments.ts";
 
@@ -183,7 +184,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     // Dates of events in a person's care: admission, discharge, service, visit, surgery, death.
     kind: "date",
-    label: String.raw`(?:admit(?:ted)?|admission|discharge(?:d)?|service|visit|appt|appointment|surgery|procedure|death|DOD|DOS|encounter|seen)${_}(?:date|dt|on)?${SEP}`,
+    label: String.raw`(?:admit(?:ted)?|admission|discharge(?:d)?|disch|d\/c|service|visit|appt|appointment|surgery|procedure|death|DOD|DOS|encounter|seen)${_}(?:date|dt|on)?${SEP}`,
     value: String.raw`(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d))`,
   },
   {
@@ -553,6 +554,14 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(
       String.raw`(?<![\w\-])\(0\d{1,4}\)\s?\d{3,4}[\s\-]?\d{3,4}(?![\w\-])|(?<![\w\-.$#/:])\d{3}-\d{4}(?![\w\-]|\.\d)`,
+    ),
+  },
+  // Vanity numbers: toll-free with letters ("1-800-FLU-SHOT"), or an area code then letters ("(877) MED-REFL").
+  {
+    kind: "phone",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])(?:1[\s.\-])?\(?8(?:00|33|44|55|66|77|88)\)?[\s.\-][A-Z0-9]{3}[\s.\-]?[A-Z0-9]{4}(?![\w\-])|(?<![\w\-])\(\d{3}\)\s?(?=[A-Z0-9\-]{0,8}[A-Z]{2})[A-Z0-9]{3}-[A-Z0-9]{4}(?![\w\-])`,
     ),
   },
   // National numbers with a trunk 0 in three dashed groups: "090-5555-0199", "03-1234-5678".
@@ -1016,9 +1025,25 @@ const PROTECTED = [
   /(?:\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
 ];
 
+/** Health systems and payers whose names read like people's, kept as written (core/safety/health-orgs.ts). */
+const HEALTH_ORGS = new RegExp(
+  `(?<![\\p{L}])(?:${[...HEALTH_ORGANIZATIONS]
+    .sort((a, b) => b.length - a.length)
+    .map((name) => RegExp.escape(name))
+    .join("|")})(?![\\p{L}])`,
+  "gu",
+);
+
 /** Spans claimed by `PROTECTED`: `overlaps` sees them, the result does not include them. */
 const KEEP = "keep" as const;
 type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
+
+function collectHealthOrgs(text: string, found: Claim[]): void {
+  HEALTH_ORGS.lastIndex = 0;
+  for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
+    found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
+  }
+}
 
 function collectProtected(text: string, found: Claim[]): void {
   for (const pattern of PROTECTED) {
@@ -1033,7 +1058,34 @@ function collectProtected(text: string, found: Claim[]): void {
 
 /** Every identifier in `text`, by position, never overlapping. */
 export function findIdentifiers(text: string): IdentifierSpan[] {
-  return scan(text, false);
+  return scan(repairOcr(text), false);
+}
+
+/** A digit next to a letter OCR confuses with one: "O3/l2/2024", "(3O5) 555-Ol76". */
+const OCR_SUSPECT = /\d[OolI]|[OolI]\d/;
+const ALNUM_RUN = /[A-Za-z0-9]+/g;
+
+/**
+ * Scanned faxes and cards come back with O for 0 and l or I for 1. In a run of digits and only
+ * such letters, with no more letters than digits, the letters are read as the digits they stand
+ * for, so the detectors see "03/12/2024". The repair keeps every offset (one character for one),
+ * so spans found in it apply to the text as written. A letter and two digits ("I10", "O09.9") is an
+ * ICD-10 code and stays.
+ */
+function repairOcr(text: string): string {
+  if (!OCR_SUSPECT.test(text)) return text;
+  return text.replace(ALNUM_RUN, (run) => {
+    if (/^[A-Z]\d\d/.test(run)) return run;
+    let digits = 0;
+    let letters = 0;
+    for (const char of run) {
+      if (char >= "0" && char <= "9") digits++;
+      else if ("OolI".includes(char)) letters++;
+      else return run;
+    }
+    if (digits === 0 || letters === 0 || letters > digits) return run;
+    return run.replace(/[Oo]/g, "0").replace(/[lI]/g, "1");
+  });
 }
 
 /** How far around a placeholder a later pass looks for names: a cue's reach and then some. */
@@ -1064,6 +1116,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
   const found: Claim[] = [];
+  collectHealthOrgs(text, found);
   if (facts.digit) collectProtected(text, found);
   if (!afterPlaceholders) {
     for (const span of findSegmentIdentifiers(text)) {
@@ -1120,7 +1173,7 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const spans = scan(current, pass > 0);
+    const spans = scan(repairOcr(current), pass > 0);
     if (spans.length === 0) break;
     current = replaceSpans(current, spans);
   }

@@ -12,6 +12,13 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Patient name: JOHN SMITH", "Patient name: [NAME]"],
   ["Patient: Maria Garcia, seen today", "Patient: [NAME], seen today"],
   ["my name is Ada Lovelace", "my name is [NAME]"],
+  // Scanned text: O for 0 and l or I for 1 inside numbers; an ICD-10 code is not repaired.
+  ["Date of Service: O3/l2/2024", "Date of Service: [DATE]"],
+  ["Ph0ne: (3O5) 555-Ol76", "Ph0ne: [PHONE]"],
+  ["codes I10 and O09.90 stay; PID|1||88341|", "codes I10 and O09.90 stay; PID|1||[MRN]|"],
+  // Voice transcripts: characters read out one by one.
+  ["Caller: my social is 6 2 1 4 4 8 0 9 3 thanks", "Caller: my social is [SSN] thanks"],
+  ["zip is nine four one one zero", "zip is [ZIP]"],
   // SSN.
   ["SSN 123-45-6789", "SSN [SSN]"],
   ["ssn: 123456789", "ssn: [SSN]"],

@@ -98,7 +98,11 @@ async function summaryWhen(
 
 describe("usage.summary", () => {
   test("counts planning calls, cache, clinical blocks, 429s, upstream failures, latency and runs", async () => {
-    const s = await summaryWhen({ window: "1h" }, (x) => x.planning.requests >= 7 && x.runs.completed >= 2);
+    // A run's status is visible before its end reaches the rollup: wait for all three.
+    const s = await summaryWhen(
+      { window: "1h" },
+      (x) => x.planning.requests >= 7 && x.runs.completed + x.runs.errored >= 3,
+    );
     expect(s.planning).toMatchObject({
       requests: 7,
       cacheHits: 1,
