@@ -22,6 +22,7 @@ describe("configuration from the environment", () => {
         HEALTH_LOOP_BLOCKED_MS: 10_000,
         HEALTH_RATE_LIMIT_PER_MINUTE: 20,
         HEALTH_RATE_LIMIT_PER_DAY: 200,
+        HEALTH_REDIS_TIMEOUT_MS: 1_000,
         HEALTH_AUDIT_RETENTION_DAYS: 90,
         HEALTH_RUN_RETENTION_DAYS: 30,
       },
@@ -36,6 +37,7 @@ describe("configuration from the environment", () => {
       HEALTH_SYSTEM_KEY: "short",
       HEALTH_RATE_LIMIT_PER_MINUTE: "0",
       HEALTH_ADMIN_EMAIL: "not-an-email",
+      HEALTH_REDIS_URL: "http://127.0.0.1:6379",
     });
     expect(loaded).toEqual({
       ok: false,
@@ -45,6 +47,7 @@ describe("configuration from the environment", () => {
         "HEALTH_UPSTREAM_URL must use http or https",
         "HEALTH_ADMIN_EMAIL must be an email address",
         "HEALTH_RATE_LIMIT_PER_MINUTE must be at least 1",
+        "HEALTH_REDIS_URL must be a redis:// or rediss:// URL",
       ],
     });
   });
