@@ -33,6 +33,8 @@ import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { createHttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
+import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../core/redis.ts";
+import { unavailable } from "../http/problem.ts";
 
 export interface AppDeps {
   authenticator: Authenticator;
@@ -61,13 +63,23 @@ export const PLANNING_CHAIN = [
   "sanitizer",
 ] as const;
 
+/** The budget left, for /cli/account; a shared store that cannot answer makes it a 503. */
+async function peekRateLimit(store: RateLimitStore, company: string) {
+  try {
+    return await store.peek(company, Date.now());
+  } catch (error) {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+    throw unavailable("The rate limiter cannot reach its store; retry shortly", REDIS_RETRY_AFTER_SECONDS);
+  }
+}
+
 function cliRoutes(deps: AppDeps) {
   return (
     new Elysia({ prefix: "/cli" })
       .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
-      .get("/account", function account({ state, headers }): AccountResponse {
+      .get("/account", async function account({ state, headers }): Promise<AccountResponse> {
         const company = state.company ?? "";
-        const limits = deps.rateLimits.peek(company, Date.now());
+        const limits = await peekRateLimit(deps.rateLimits, company);
         const budget = (w: WindowState) => ({ limit: w.limit, remaining: w.remaining, reset_seconds: w.resetSeconds });
         return {
           company,

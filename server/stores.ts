@@ -1,0 +1,32 @@
+/**
+ * The state instances would otherwise each keep to themselves: rate limits, plan cache,
+ * planning Idempotency-Keys, sign-in and device-link throttles. In process (and the SQLite
+ * file) by default; in Redis, shared by every instance, when HEALTH_REDIS_URL is set
+ * (docs/deploy.md says what each one does while Redis is down).
+ */
+import { RedisConnection } from "../core/redis.ts";
+import { MemoryRateLimitStore, type RateLimitStore } from "../plugins/rate-limit/store.ts";
+import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
+import type { Config } from "./config.ts";
+import type { Db } from "./db.ts";
+
+export interface Stores {
+  /** Set when HEALTH_REDIS_URL is. */
+  redis: RedisConnection | undefined;
+  rateLimits: RateLimitStore;
+}
+
+export function createStores(config: Config, db: Db): Stores {
+  const limits = { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY };
+  if (config.HEALTH_REDIS_URL === undefined) {
+    return { redis: undefined, rateLimits: new MemoryRateLimitStore(limits, db.sqlite) };
+  }
+  const redis = new RedisConnection(config.HEALTH_REDIS_URL, { timeoutMs: config.HEALTH_REDIS_TIMEOUT_MS });
+  return { redis, rateLimits: new RedisRateLimitStore(redis, limits) };
+}
+
+/** Where Redis is, for the log: host and port only, never the password a URL may carry. */
+export function redisLocation(url: string): string {
+  const parsed = new URL(url);
+  return parsed.host === "" ? parsed.pathname : parsed.host;
+}
