@@ -9,13 +9,11 @@ import { AuditLog, inlineSink, workerSink } from "../plugins/planning/audit-log.
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
-import { MemoryCacheStore } from "../plugins/cache/store.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import type { PlanResult } from "../http/plan-result.ts";
 import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { createRetention } from "./services/retention.ts";
@@ -114,7 +112,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     authenticator,
     rateLimits,
     idempotency: new SqliteIdempotencyStore(db.sqlite),
-    planCache: new MemoryCacheStore<PlanResult>(),
+    planCache: stores.planCache,
     cacheTtlMs: config.HEALTH_CACHE_TTL_SECONDS * 1000,
     upstream: createUpstream(config),
     audit,

@@ -7,6 +7,10 @@
 import { RedisConnection } from "../core/redis.ts";
 import { MemoryRateLimitStore, type RateLimitStore } from "../plugins/rate-limit/store.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
+import { type CacheStore, MemoryCacheStore } from "../plugins/cache/store.ts";
+import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
+import { planResultCodec } from "../plugins/cache/plan-codec.ts";
+import type { PlanResult } from "../http/plan-result.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 
@@ -14,15 +18,24 @@ export interface Stores {
   /** Set when HEALTH_REDIS_URL is. */
   redis: RedisConnection | undefined;
   rateLimits: RateLimitStore;
+  planCache: CacheStore<PlanResult>;
 }
 
 export function createStores(config: Config, db: Db): Stores {
   const limits = { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY };
   if (config.HEALTH_REDIS_URL === undefined) {
-    return { redis: undefined, rateLimits: new MemoryRateLimitStore(limits, db.sqlite) };
+    return {
+      redis: undefined,
+      rateLimits: new MemoryRateLimitStore(limits, db.sqlite),
+      planCache: new MemoryCacheStore<PlanResult>(),
+    };
   }
   const redis = new RedisConnection(config.HEALTH_REDIS_URL, { timeoutMs: config.HEALTH_REDIS_TIMEOUT_MS });
-  return { redis, rateLimits: new RedisRateLimitStore(redis, limits) };
+  return {
+    redis,
+    rateLimits: new RedisRateLimitStore(redis, limits),
+    planCache: new RedisCacheStore(redis, planResultCodec),
+  };
 }
 
 /** Where Redis is, for the log: host and port only, never the password a URL may carry. */

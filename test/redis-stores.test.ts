@@ -5,6 +5,9 @@
 import { describe, expect, test } from "bun:test";
 import { RedisConnection, RedisUnavailableError } from "../core/redis.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
+import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
+import { planResultCodec } from "../plugins/cache/plan-codec.ts";
+import { PlanResult } from "../http/plan-result.ts";
 import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
 
 warnIfNoRedis("the Redis store tests");
@@ -19,6 +22,16 @@ function connections(server: TestRedis, n: number, timeoutMs = 500) {
   return Object.assign(all, {
     [Symbol.dispose]() {
       for (const redis of all) redis.close();
+    },
+  });
+}
+
+/** One connection, closed on dispose. */
+function connection(server: TestRedis, timeoutMs = 500): RedisConnection & Disposable {
+  const redis = new RedisConnection(server.url, { timeoutMs });
+  return Object.assign(redis, {
+    [Symbol.dispose]() {
+      redis.close();
     },
   });
 }
@@ -69,8 +82,8 @@ describe.skipIf(!hasRedis)("Redis rate limits", () => {
 
   test("counters expire a minute after their window ends", async () => {
     await using server = await startRedis();
-    using redis = connections(server, 1);
-    const store = new RedisRateLimitStore(redis[0] as RedisConnection, { perMinute: 5, perDay: 50 });
+    using redis = connection(server);
+    const store = new RedisRateLimitStore(redis, { perMinute: 5, perDay: 50 });
     const now = Date.now();
     await store.consume("acme", now);
     const client = server.client();
@@ -87,8 +100,8 @@ describe.skipIf(!hasRedis)("Redis rate limits", () => {
 
   test("Redis gone: every call rejects as unavailable (the plugin refuses); back: counting resumes", async () => {
     await using server = await startRedis();
-    using redis = connections(server, 1);
-    const store = new RedisRateLimitStore(redis[0] as RedisConnection, { perMinute: 5, perDay: 50 });
+    using redis = connection(server);
+    const store = new RedisRateLimitStore(redis, { perMinute: 5, perDay: 50 });
     expect((await store.consume("acme", T0)).allowed).toBe(true);
     await server.stop();
     expect(await rejection(store.consume("acme", T0))).toBeInstanceOf(RedisUnavailableError);
@@ -96,5 +109,74 @@ describe.skipIf(!hasRedis)("Redis rate limits", () => {
     await server.start();
     // Empty after the restart (no persistence here): the count starts again.
     expect(await whenBack(() => store.consume("acme", T0))).toMatchObject({ allowed: true, minute: { remaining: 4 } });
+  });
+});
+
+describe.skipIf(!hasRedis)("Redis plan cache", () => {
+  const plan = new PlanResult(
+    {
+      assistant_message: "Scaffold an intake loop.",
+      tool_plan: [
+        { kind: "scaffold", command: "health init intake --channel sms", purpose: "x", requires_auth: false },
+      ],
+    },
+    { egress: "gateway.example", provider: "Chutes", model: "m" },
+  );
+
+  test("a value stored by one instance is read by another, as JSON, until its PX expiry", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const [a, b] = redis.map((r) => new RedisCacheStore(r, planResultCodec));
+    if (a === undefined || b === undefined) throw new Error("two stores");
+    expect(await b.get("k1")).toBeUndefined();
+    a.set("k1", plan, 400);
+    await Bun.sleep(20);
+    const read = await b.get("k1");
+    expect(read).toBeInstanceOf(PlanResult);
+    expect(read).toEqual(plan);
+    const client = server.client();
+    expect(JSON.parse((await client.get("health:plan:k1")) ?? "")).toEqual({
+      draft: plan.draft,
+      route: plan.route,
+      blockedCategory: null,
+    });
+    const ttl = Number(await client.send("PTTL", ["health:plan:k1"]));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(400);
+    await Bun.sleep(450);
+    expect(await b.get("k1")).toBeUndefined();
+  });
+
+  test("what does not decode as a plan (another writer, a broken value) is a miss", async () => {
+    await using server = await startRedis();
+    using redis = connection(server);
+    const store = new RedisCacheStore(redis, planResultCodec);
+    const client = server.client();
+    await client.set("health:plan:junk", "not json");
+    await client.set("health:plan:shape", JSON.stringify({ draft: { tool_plan: "rm -rf ~" }, route: null }));
+    await client.send("LPUSH", ["health:plan:list", "x"]);
+    expect(await store.get("junk")).toBeUndefined();
+    expect(await store.get("shape")).toBeUndefined();
+    expect(await store.get("list")).toBeUndefined();
+  });
+
+  test("Redis gone: a quick miss and a skipped write, never an error; back: stored and read again", async () => {
+    await using server = await startRedis();
+    using redis = connection(server);
+    const store = new RedisCacheStore(redis, planResultCodec);
+    store.set("k", plan, 60_000);
+    await Bun.sleep(20);
+    expect(await store.get("k")).toEqual(plan);
+    await server.stop();
+    const started = performance.now();
+    expect(await store.get("k")).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(() => store.set("k2", plan, 60_000)).not.toThrow();
+    await server.start();
+    await whenBack(() => redis.send("PING", []));
+    store.set("k3", plan, 60_000);
+    await Bun.sleep(20);
+    expect(await store.get("k3")).toEqual(plan);
+    expect(await store.get("k2")).toBeUndefined();
   });
 });

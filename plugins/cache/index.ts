@@ -62,7 +62,9 @@ export const cache = (options: CacheOptions) => {
         manifest: request.workspace_manifest,
         model: options.model,
       });
-      const hit = options.store.get(key, now());
+      // A shared store answers with a promise; the in-memory one never makes this hook wait.
+      const stored = options.store.get(key, now());
+      const hit = stored instanceof Promise ? await stored : stored;
       const flight = hit ? undefined : flights.get(key);
       state.cache = hit || flight ? "hit" : "miss";
       state.record("cache", performance.now() - started);

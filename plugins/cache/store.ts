@@ -1,9 +1,14 @@
 /**
- * The plan cache's storage: an interface so a shared store can come later, and a bounded
- * in-memory LRU with per-entry expiry.
+ * The plan cache's storage: a bounded in-memory LRU with per-entry expiry, or Redis shared by
+ * every instance (redis-store.ts).
  */
 export interface CacheStore<V> {
-  get(key: string, nowMs: number): V | undefined;
+  /**
+   * The in-memory store answers synchronously; a shared one with a promise, which the plugin
+   * awaits only when it got one (the hit path stays free of awaits in memory).
+   */
+  get(key: string, nowMs: number): V | undefined | Promise<V | undefined>;
+  /** Fire and forget: a write that fails is a later miss, never an error. */
   set(key: string, value: V, ttlMs: number, nowMs: number): void;
 }
 
