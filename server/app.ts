@@ -19,7 +19,7 @@ import type { Authenticator } from "./services/authenticator.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
 import { errorHandler } from "../http/errors.ts";
-import type { IdempotencyStore } from "../plugins/idempotency/store.ts";
+import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { openApiDocument } from "./routes/openapi.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { RateLimitStore, WindowState } from "../plugins/rate-limit/store.ts";
@@ -39,7 +39,10 @@ import { unavailable } from "../http/problem.ts";
 export interface AppDeps {
   authenticator: Authenticator;
   rateLimits: RateLimitStore;
-  idempotency: IdempotencyStore;
+  /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
+  idempotency: SqliteIdempotencyStore;
+  /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
+  planningIdempotency: IdempotencyStore;
   planCache: CacheStore<PlanResult>;
   cacheTtlMs: number;
   upstream: Upstream;
@@ -94,7 +97,7 @@ function cliRoutes(deps: AppDeps) {
         state.chain = PLANNING_CHAIN;
       })
       .use(rateLimit({ store: deps.rateLimits }))
-      .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))
+      .use(idempotency({ store: deps.planningIdempotency, replayHeaders: ["x-health-cache"] }))
       .use(safetyGate())
       .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
       .use(planning({ upstream: deps.upstream, audit: deps.audit }))

@@ -90,7 +90,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const bootstrap = await bootstrapAdmin(db, defaultOrg.id, admin);
 
   const authenticator = new Authenticator({ sqlite: db.sqlite, systemKeyHash: systemKey.hash, defaultOrg });
-  const stores = createStores(config, db);
+  const idempotency = new SqliteIdempotencyStore(db.sqlite);
+  const stores = createStores(config, db, idempotency);
   const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const audit = new AuditLog(dbPath === ":memory:" ? inlineSink(db.sqlite) : workerSink(dbPath));
@@ -111,7 +112,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp({
     authenticator,
     rateLimits,
-    idempotency: new SqliteIdempotencyStore(db.sqlite),
+    idempotency,
+    planningIdempotency: stores.planningIdempotency,
     planCache: stores.planCache,
     cacheTtlMs: config.HEALTH_CACHE_TTL_SECONDS * 1000,
     upstream: createUpstream(config),

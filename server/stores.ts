@@ -11,6 +11,8 @@ import { type CacheStore, MemoryCacheStore } from "../plugins/cache/store.ts";
 import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
 import { planResultCodec } from "../plugins/cache/plan-codec.ts";
 import type { PlanResult } from "../http/plan-result.ts";
+import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 
@@ -19,15 +21,18 @@ export interface Stores {
   redis: RedisConnection | undefined;
   rateLimits: RateLimitStore;
   planCache: CacheStore<PlanResult>;
+  /** Triggers keep theirs in the database whatever this is (server/routes/loops.ts). */
+  planningIdempotency: IdempotencyStore;
 }
 
-export function createStores(config: Config, db: Db): Stores {
+export function createStores(config: Config, db: Db, idempotency: SqliteIdempotencyStore): Stores {
   const limits = { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY };
   if (config.HEALTH_REDIS_URL === undefined) {
     return {
       redis: undefined,
       rateLimits: new MemoryRateLimitStore(limits, db.sqlite),
       planCache: new MemoryCacheStore<PlanResult>(),
+      planningIdempotency: idempotency,
     };
   }
   const redis = new RedisConnection(config.HEALTH_REDIS_URL, { timeoutMs: config.HEALTH_REDIS_TIMEOUT_MS });
@@ -35,6 +40,7 @@ export function createStores(config: Config, db: Db): Stores {
     redis,
     rateLimits: new RedisRateLimitStore(redis, limits),
     planCache: new RedisCacheStore(redis, planResultCodec),
+    planningIdempotency: new RedisIdempotencyStore(redis),
   };
 }
 

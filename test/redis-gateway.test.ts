@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { hasRedis, startRedis, warnIfNoRedis } from "./support/redis.ts";
-import { startTestServer } from "./support/server.ts";
+import { join } from "node:path";
+import { mintToken, startTestServer } from "./support/server.ts";
 
 warnIfNoRedis("the gateway's Redis tests");
 
@@ -44,5 +45,34 @@ describe.skipIf(!hasRedis)("gateway on Redis", () => {
     expect(back.status).toBe(200);
     // The restarted Redis kept nothing (no persistence in tests): the count starts over.
     expect(back.headers.get("ratelimit")).toMatch(/^"minute";r=19;/);
+  });
+
+  test("planning Idempotency-Key lives in Redis; a trigger's stays in the database, in the run's transaction", async () => {
+    await using redis = await startRedis();
+    await using server = await startTestServer({
+      HEALTH_REDIS_URL: redis.url,
+      HEALTH_LOOPS_DIR: join(import.meta.dir, "fixtures", "loops"),
+    });
+    const body = planningBody();
+    const first = await postPlan(server.url, server.systemKey, body, { "idempotency-key": "plan-1" });
+    const again = await postPlan(server.url, server.systemKey, body, { "idempotency-key": "plan-1" });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("x-health-cache")).toBe(first.headers.get("x-health-cache"));
+    expect(await again.text()).toBe(await first.text());
+    const keys = (await redis.client().send("KEYS", ["health:idempotency:*"])) as string[];
+    expect(keys).toEqual(["health:idempotency:system POST /cli/code/sessions plan-1"]);
+
+    const { token } = mintToken(server, ["loop:run"]);
+    const trigger = () =>
+      fetch(`${server.url}/loop/${server.defaultOrg.id}/loop_echo`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": "run-1" },
+        body: "{}",
+      });
+    const run = await (await trigger()).json();
+    const repeat = await trigger();
+    expect(repeat.headers.get("idempotent-replayed")).toBe("true");
+    expect((await repeat.json()).runId).toBe(run.runId);
+    expect(((await redis.client().send("KEYS", ["health:idempotency:*"])) as string[]).length).toBe(1);
   });
 });

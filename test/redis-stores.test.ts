@@ -8,6 +8,7 @@ import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
 import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
 import { planResultCodec } from "../plugins/cache/plan-codec.ts";
 import { PlanResult } from "../http/plan-result.ts";
+import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
 import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
 
 warnIfNoRedis("the Redis store tests");
@@ -178,5 +179,88 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     await Bun.sleep(20);
     expect(await store.get("k3")).toEqual(plan);
     expect(await store.get("k2")).toBeUndefined();
+  });
+});
+
+describe.skipIf(!hasRedis)("Redis idempotency keys", () => {
+  const SCOPE = "tok_1 POST /cli/code/sessions";
+
+  test("claimed by one instance: 409 on another while in flight, then the stored answer replays from any", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const [a, b] = redis.map((r) => new RedisIdempotencyStore(r));
+    if (a === undefined || b === undefined) throw new Error("two stores");
+    expect(await a.begin(SCOPE, "k", "h1", T0)).toEqual({ kind: "new" });
+    expect(await b.begin(SCOPE, "k", "h1", T0 + 10)).toEqual({ kind: "conflict", reason: "in_flight" });
+    expect(await b.begin(SCOPE, "k", "h2", T0 + 10)).toEqual({ kind: "conflict", reason: "mismatch" });
+    await a.complete(SCOPE, "k", 200, '{"plan":1}', { "x-health-cache": "miss" });
+    for (const store of [a, b]) {
+      expect(await store.begin(SCOPE, "k", "h1", T0 + 20)).toEqual({
+        kind: "replay",
+        status: 200,
+        body: '{"plan":1}',
+        headers: { "x-health-cache": "miss" },
+      });
+    }
+    expect(await b.begin(SCOPE, "k", "h2", T0 + 20)).toEqual({ kind: "conflict", reason: "mismatch" });
+    // Another scope (another token) has its own keys.
+    expect(await b.begin("tok_2 POST /cli/code/sessions", "k", "h1", T0)).toEqual({ kind: "new" });
+    // Kept 24 hours from the first request, completion included.
+    const ttl = Number(await server.client().send("PTTL", [`health:idempotency:${SCOPE} k`]));
+    expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
+    expect(ttl).toBeLessThanOrEqual(86_400_000);
+  });
+
+  test("concurrent first requests on two instances: exactly one runs", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const stores = redis.map((r) => new RedisIdempotencyStore(r));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stores[i % 2]?.begin(SCOPE, "race", "h", T0)),
+    );
+    expect(outcomes.filter((o) => o?.kind === "new").length).toBe(1);
+    expect(outcomes.filter((o) => o?.kind === "conflict").length).toBe(19);
+  });
+
+  test("abandoned (the call failed): the key is free for a retry on any instance", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const [a, b] = redis.map((r) => new RedisIdempotencyStore(r));
+    if (a === undefined || b === undefined) throw new Error("two stores");
+    expect((await a.begin(SCOPE, "k", "h", T0)).kind).toBe("new");
+    await a.abandon(SCOPE, "k");
+    expect((await b.begin(SCOPE, "k", "h", T0 + 1)).kind).toBe("new");
+  });
+
+  test("a stale claim (its instance died) is taken over by exactly one; the loser cannot overwrite or free it", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 3);
+    const [dead, b, c] = redis.map((r) => new RedisIdempotencyStore(r, 60_000));
+    if (dead === undefined || b === undefined || c === undefined) throw new Error("three stores");
+    expect((await dead.begin(SCOPE, "k", "h", T0)).kind).toBe("new");
+    expect(await b.begin(SCOPE, "k", "h", T0 + 59_000)).toEqual({ kind: "conflict", reason: "in_flight" });
+    const takeovers = await Promise.all([b.begin(SCOPE, "k", "h", T0 + 61_000), c.begin(SCOPE, "k", "h", T0 + 61_000)]);
+    expect(takeovers.map((o) => o.kind).sort()).toEqual(["conflict", "new"]);
+    const winner = takeovers[0]?.kind === "new" ? b : c;
+    // The first claimant comes back late: neither its answer nor its release touches the new claim.
+    await dead.complete(SCOPE, "k", 200, '{"stale":true}', {});
+    await dead.abandon(SCOPE, "k");
+    expect(await dead.begin(SCOPE, "k", "h", T0 + 62_000)).toEqual({ kind: "conflict", reason: "in_flight" });
+    await winner.complete(SCOPE, "k", 200, '{"fresh":true}', {});
+    expect(await dead.begin(SCOPE, "k", "h", T0 + 63_000)).toMatchObject({ kind: "replay", body: '{"fresh":true}' });
+  });
+
+  test("Redis gone: begin rejects as unavailable (the plugin refuses), complete and abandon do not throw; back: usable", async () => {
+    await using server = await startRedis();
+    using redis = connection(server);
+    const store = new RedisIdempotencyStore(redis);
+    expect((await store.begin(SCOPE, "k1", "h", T0)).kind).toBe("new");
+    expect((await store.begin(SCOPE, "k2", "h", T0)).kind).toBe("new");
+    await server.stop();
+    expect(await rejection(store.begin(SCOPE, "k3", "h", T0))).toBeInstanceOf(RedisUnavailableError);
+    expect(await rejection(store.complete(SCOPE, "k1", 200, "{}", {}))).toBeUndefined();
+    expect(await rejection(store.abandon(SCOPE, "k2"))).toBeUndefined();
+    await server.start();
+    expect(await whenBack(() => store.begin(SCOPE, "k3", "h", T0))).toEqual({ kind: "new" });
   });
 });
