@@ -28,6 +28,7 @@ import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./services/loop-catalog.ts";
 import { loopRoutes } from "./routes/loops.ts";
 import type { LoginLimiter } from "./services/accounts.ts";
+import type { DeviceStartLimiter } from "./services/device-logins.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
@@ -50,6 +51,7 @@ export interface AppDeps {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  deviceStartLimiter: DeviceStartLimiter;
   engine: Engine;
   catalog: LoopCatalog;
 }

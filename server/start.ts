@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
+import { bootstrapAdmin } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { createRetention } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
@@ -120,7 +120,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     audit,
     db,
     defaultOrg,
-    loginLimiter: new LoginLimiter(),
+    loginLimiter: stores.loginLimiter,
+    deviceStartLimiter: stores.deviceStartLimiter,
     engine,
     catalog,
   });

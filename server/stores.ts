@@ -13,6 +13,9 @@ import { planResultCodec } from "../plugins/cache/plan-codec.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
+import { LOGIN_FAILURES, LoginLimiter } from "./services/accounts.ts";
+import { DEVICE_STARTS, DeviceStartLimiter } from "./services/device-logins.ts";
+import { RedisSlidingWindow } from "./services/redis-window.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 
@@ -23,6 +26,8 @@ export interface Stores {
   planCache: CacheStore<PlanResult>;
   /** Triggers keep theirs in the database whatever this is (server/routes/loops.ts). */
   planningIdempotency: IdempotencyStore;
+  loginLimiter: LoginLimiter;
+  deviceStartLimiter: DeviceStartLimiter;
 }
 
 export function createStores(config: Config, db: Db, idempotency: SqliteIdempotencyStore): Stores {
@@ -33,6 +38,8 @@ export function createStores(config: Config, db: Db, idempotency: SqliteIdempote
       rateLimits: new MemoryRateLimitStore(limits, db.sqlite),
       planCache: new MemoryCacheStore<PlanResult>(),
       planningIdempotency: idempotency,
+      loginLimiter: new LoginLimiter(),
+      deviceStartLimiter: new DeviceStartLimiter(),
     };
   }
   const redis = new RedisConnection(config.HEALTH_REDIS_URL, { timeoutMs: config.HEALTH_REDIS_TIMEOUT_MS });
@@ -41,6 +48,12 @@ export function createStores(config: Config, db: Db, idempotency: SqliteIdempote
     rateLimits: new RedisRateLimitStore(redis, limits),
     planCache: new RedisCacheStore(redis, planResultCodec),
     planningIdempotency: new RedisIdempotencyStore(redis),
+    loginLimiter: new LoginLimiter(
+      new RedisSlidingWindow(redis, "health:login:", LOGIN_FAILURES.max, LOGIN_FAILURES.windowMs),
+    ),
+    deviceStartLimiter: new DeviceStartLimiter(
+      new RedisSlidingWindow(redis, "health:device-start:", DEVICE_STARTS.max, DEVICE_STARTS.windowMs),
+    ),
   };
 }
 

@@ -6,7 +6,8 @@ import { describe, expect, test } from "bun:test";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { hasRedis, startRedis, warnIfNoRedis } from "./support/redis.ts";
 import { join } from "node:path";
-import { mintToken, startTestServer } from "./support/server.ts";
+import { mintToken, startTestServer, tempDir } from "./support/server.ts";
+import { ADMIN, adminEnv, trpcClient } from "./support/trpc.ts";
 
 warnIfNoRedis("the gateway's Redis tests");
 
@@ -74,5 +75,60 @@ describe.skipIf(!hasRedis)("gateway on Redis", () => {
     expect(repeat.headers.get("idempotent-replayed")).toBe("true");
     expect((await repeat.json()).runId).toBe(run.runId);
     expect(((await redis.client().send("KEYS", ["health:idempotency:*"])) as string[]).length).toBe(1);
+  });
+
+  test("sign-in and device-link throttles are shared by two instances; Redis down is 503 with Retry-After", async () => {
+    await using redis = await startRedis();
+    using dir = tempDir();
+    const env = { ...adminEnv, HEALTH_REDIS_URL: redis.url, HEALTH_REDIS_TIMEOUT_MS: "300" };
+    await using a = await startTestServer(env, dir);
+    await using b = await startTestServer(env, dir);
+    const failure = (call: Promise<unknown>) =>
+      call.then(
+        () => undefined,
+        (error: { data?: { code?: string } }) => error.data?.code,
+      );
+    const wrong = { email: ADMIN.email, password: "not the password" };
+    for (let i = 0; i < 5; i++) {
+      expect(await failure(trpcClient(i % 2 === 0 ? a.url : b.url).auth.login.mutate(wrong))).toBe("UNAUTHORIZED");
+    }
+    // The sixth attempt, right password or not, is refused wherever it lands.
+    expect(await failure(trpcClient(b.url).auth.login.mutate(ADMIN))).toBe("TOO_MANY_REQUESTS");
+    expect(await failure(trpcClient(a.url).auth.login.mutate(ADMIN))).toBe("TOO_MANY_REQUESTS");
+
+    const starts = [];
+    for (let i = 0; i < 11; i++)
+      starts.push(await failure(trpcClient(i % 2 === 0 ? a.url : b.url).device.start.mutate({})));
+    expect(starts).toEqual([...Array.from({ length: 10 }, () => undefined), "TOO_MANY_REQUESTS"]);
+
+    await redis.stop();
+    for (const [path, input] of [
+      ["auth.login", ADMIN],
+      ["device.start", {}],
+    ] as const) {
+      const response = await fetch(`${a.url}/trpc/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(input),
+      });
+      expect({ path, status: response.status, retryAfter: response.headers.get("retry-after") }).toEqual({
+        path,
+        status: 503,
+        retryAfter: "1",
+      });
+      expect((await response.json()).error.data.code).toBe("SERVICE_UNAVAILABLE");
+    }
+    await redis.start();
+    // Back, and empty (no persistence in tests): the admin signs in again.
+    const back = await eventually(
+      () =>
+        fetch(`${b.url}/trpc/auth.login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(ADMIN),
+        }),
+      (r) => r.status !== 503,
+    );
+    expect(back.status).toBe(200);
   });
 });

@@ -9,6 +9,9 @@ import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
 import { planResultCodec } from "../plugins/cache/plan-codec.ts";
 import { PlanResult } from "../http/plan-result.ts";
 import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
+import { RedisSlidingWindow } from "../server/services/redis-window.ts";
+import { LoginLimiter } from "../server/services/accounts.ts";
+import { DeviceStartLimiter } from "../server/services/device-logins.ts";
 import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
 
 warnIfNoRedis("the Redis store tests");
@@ -262,5 +265,60 @@ describe.skipIf(!hasRedis)("Redis idempotency keys", () => {
     expect(await rejection(store.abandon(SCOPE, "k2"))).toBeUndefined();
     await server.start();
     expect(await whenBack(() => store.begin(SCOPE, "k3", "h", T0))).toEqual({ kind: "new" });
+  });
+});
+
+describe.skipIf(!hasRedis)("Redis sliding windows (sign-in and device-link throttles)", () => {
+  test("take admits exactly max across instances under concurrent load; the window slides", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const windows = redis.map((r) => new RedisSlidingWindow(r, "health:device-start:", 10, MINUTE));
+    const taken = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => windows[i % 2]?.take("10.0.0.2", T0 + (i % 3))),
+    );
+    expect(taken.filter(Boolean).length).toBe(10);
+    const [a, b] = windows;
+    if (a === undefined || b === undefined) throw new Error("two windows");
+    expect(await b.full("10.0.0.2", T0 + 10)).toBe(true);
+    expect(await a.take("10.0.0.3", T0 + 10)).toBe(true);
+    // A minute after the first events they have left the window.
+    expect(await a.full("10.0.0.2", T0 + MINUTE + 3)).toBe(false);
+    expect(await b.take("10.0.0.2", T0 + MINUTE + 3)).toBe(true);
+  });
+
+  test("sign-in failures counted on one instance block on another; a success clears them; keys are hashed", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const [a, b] = redis.map((r) => new LoginLimiter(new RedisSlidingWindow(r, "health:login:", 5, 15 * MINUTE)));
+    if (a === undefined || b === undefined) throw new Error("two limiters");
+    const keys = ["email:a@example.com", "ip:10.0.0.1"];
+    for (let i = 0; i < 4; i++) await (i % 2 === 0 ? a : b).fail(keys, T0 + i);
+    expect(await b.blocked(keys, T0 + 10)).toBe(false);
+    await a.fail(keys, T0 + 11);
+    expect(await b.blocked(["email:a@example.com"], T0 + 12)).toBe(true);
+    expect(await b.blocked(["email:other@example.com", "ip:10.0.0.1"], T0 + 12)).toBe(true);
+    expect(await a.blocked(keys, T0 + 15 * MINUTE + 12)).toBe(false);
+    const stored = (await server.client().send("KEYS", ["health:login:*"])) as string[];
+    expect(stored.length).toBe(2);
+    for (const key of stored) expect(key).toMatch(/^health:login:[0-9a-f]{64}$/);
+    const ttl = Number(await server.client().send("PTTL", [stored[0] ?? ""]));
+    expect(ttl).toBeGreaterThan(14 * MINUTE);
+    await b.succeed(keys);
+    expect(await a.blocked(keys, T0 + 13)).toBe(false);
+  });
+
+  test("Redis gone: the limiters reject as unavailable (callers refuse); back: counting again", async () => {
+    await using server = await startRedis();
+    using redis = connection(server);
+    const login = new LoginLimiter(new RedisSlidingWindow(redis, "health:login:", 5, 15 * MINUTE));
+    const device = new DeviceStartLimiter(new RedisSlidingWindow(redis, "health:device-start:", 10, MINUTE));
+    expect(await device.take("10.0.0.2", T0)).toBe(true);
+    await server.stop();
+    expect(await rejection(login.blocked(["ip:10.0.0.1"], T0))).toBeInstanceOf(RedisUnavailableError);
+    expect(await rejection(login.fail(["ip:10.0.0.1"], T0))).toBeInstanceOf(RedisUnavailableError);
+    expect(await rejection(device.take("10.0.0.2", T0))).toBeInstanceOf(RedisUnavailableError);
+    await server.start();
+    expect(await whenBack(() => device.take("10.0.0.2", T0))).toBe(true);
+    expect(await login.blocked(["ip:10.0.0.1"], T0)).toBe(false);
   });
 });
