@@ -22,11 +22,10 @@ export interface IdempotencyOptions {
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-interface HookContext {
-  body: unknown;
-  request: Request;
-  state: RequestState;
-  set: { status?: number | string; headers: Record<string, unknown> };
+/** What of Elysia's `set` the hooks touch. */
+interface ResponseSet {
+  status?: number | string;
+  headers: Record<string, unknown>;
 }
 
 export const idempotency = (options: IdempotencyOptions) => {
@@ -48,7 +47,7 @@ export const idempotency = (options: IdempotencyOptions) => {
   const requestHashOf = (body: unknown) => sha256Hex(canonicalJson({ body: bodyValue(body) }));
 
   /** Acts on the store's answer: reserve (and release on failure), refuse, or replay. */
-  function settle(outcome: Begin, scope: string, key: string, { state, set }: HookContext): string | undefined {
+  function settle(outcome: Begin, scope: string, key: string, state: RequestState, set: ResponseSet) {
     switch (outcome.kind) {
       case "new":
         state.idempotency = { scope, key };
@@ -77,7 +76,7 @@ export const idempotency = (options: IdempotencyOptions) => {
   }
 
   /** What to store for the pending key, or undefined (no key, or a failure: the key is freed). */
-  function toStore({ state, set }: Pick<HookContext, "state" | "set">) {
+  function toStore(state: RequestState, set: ResponseSet) {
     const pending = state.idempotency;
     if (pending === undefined) return undefined;
     state.idempotency = undefined;
@@ -96,35 +95,37 @@ export const idempotency = (options: IdempotencyOptions) => {
 
   const plugin = new Elysia({ name: "health.idempotency", seed: instanceSeed() }).use(context);
   // Elysia awaits a hook only when it is an async function: the SQLite store keeps synchronous
-  // hooks, a shared store (Redis) gets async ones.
+  // hooks, a shared store (Redis) gets async ones. Each hook destructures what it uses: Elysia
+  // reads hook sources, and a context passed whole to a function makes it parse the query,
+  // headers and cookies of every request on the route.
   if (!store.shared) {
     return plugin
-      .onBeforeHandle({ as: "scoped" }, function replayOrReserve(ctx) {
-        const key = ctx.request.headers.get("idempotency-key");
+      .onBeforeHandle({ as: "scoped" }, function replayOrReserve({ body, request, state, set }) {
+        const key = request.headers.get("idempotency-key");
         if (key === null) return;
         const started = performance.now();
-        const scope = scopeOf(key, ctx.request, ctx.state);
-        const outcome = store.begin(scope, key, requestHashOf(ctx.body), now());
-        ctx.state.record("idempotency", performance.now() - started);
+        const scope = scopeOf(key, request, state);
+        const outcome = store.begin(scope, key, requestHashOf(body), now());
+        state.record("idempotency", performance.now() - started);
         // Not a plain `return` of the call: Elysia reads a hook's source text (as Bun transpiled
         // it), takes one that returns a call for a promise, and every request then pays a wait.
-        const replayed = settle(outcome, scope, key, ctx);
+        const replayed = settle(outcome, scope, key, state, set);
         if (replayed !== undefined) return replayed;
       })
       .mapResponse({ as: "scoped" }, function storeForReplay({ responseValue, state, set }) {
-        const done = toStore({ state, set });
+        const done = toStore(state, set);
         if (done !== undefined) store.complete(done.scope, done.key, done.status, responseValue, done.kept);
       });
   }
   return plugin
-    .onBeforeHandle({ as: "scoped" }, async function replayOrReserveShared(ctx) {
-      const key = ctx.request.headers.get("idempotency-key");
+    .onBeforeHandle({ as: "scoped" }, async function replayOrReserveShared({ body, request, state, set }) {
+      const key = request.headers.get("idempotency-key");
       if (key === null) return;
       const started = performance.now();
-      const scope = scopeOf(key, ctx.request, ctx.state);
+      const scope = scopeOf(key, request, state);
       let outcome: Begin;
       try {
-        outcome = await store.begin(scope, key, requestHashOf(ctx.body), now());
+        outcome = await store.begin(scope, key, requestHashOf(body), now());
       } catch (error) {
         // Without the shared record a repeat could run twice: refuse instead.
         if (error instanceof RedisUnavailableError) {
@@ -132,13 +133,13 @@ export const idempotency = (options: IdempotencyOptions) => {
         }
         throw error;
       } finally {
-        ctx.state.record("idempotency", performance.now() - started);
+        state.record("idempotency", performance.now() - started);
       }
-      return settle(outcome, scope, key, ctx);
+      return settle(outcome, scope, key, state, set);
     })
     .mapResponse({ as: "scoped" }, async function storeForReplayShared({ responseValue, state, set }) {
       // Awaited before the response leaves, so a repeat sent to any instance right after finds it.
-      const done = toStore({ state, set });
+      const done = toStore(state, set);
       if (done !== undefined) await store.complete(done.scope, done.key, done.status, responseValue, done.kept);
     });
 };
