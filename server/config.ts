@@ -42,7 +42,18 @@ export const configSchema = v.pipe(
   v.object({
     PORT: integer("PORT", 0, 65535, 3000),
     HOST: v.optional(v.pipe(v.string(), v.nonEmpty("HOST must not be empty")), "127.0.0.1"),
-    HEALTH_DATABASE_URL: v.optional(v.pipe(v.string(), v.nonEmpty()), "file:.health/health.db"),
+    HEALTH_DATABASE_URL: v.optional(
+      v.pipe(
+        v.string(),
+        v.nonEmpty(),
+        // Any other scheme would be taken for a file path and silently create a local database.
+        v.check(
+          (s) => s.startsWith("file:") || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s),
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+        ),
+      ),
+      "file:.health/health.db",
+    ),
     HEALTH_SYSTEM_KEY: v.optional(
       v.pipe(v.string(), v.minLength(24, "HEALTH_SYSTEM_KEY must be at least 24 characters")),
     ),

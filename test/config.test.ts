@@ -52,6 +52,20 @@ describe("configuration from the environment", () => {
     });
   });
 
+  test("a database URL that is not an SQLite file is refused, not taken for a file name", () => {
+    for (const url of ["postgres://health@db.internal/health", "postgresql://db/health", "mysql://db/health"]) {
+      expect(loadConfig({ HEALTH_DATABASE_URL: url })).toEqual({
+        ok: false,
+        problems: [
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+        ],
+      });
+    }
+    for (const url of ["file:.health/health.db", "file:///var/lib/health/health.db", "/tmp/h.db", ":memory:"]) {
+      expect(loadConfig({ HEALTH_DATABASE_URL: url }).ok).toBe(true);
+    }
+  });
+
   test("the admin email and password come together", () => {
     expect(loadConfig({ HEALTH_ADMIN_EMAIL: "admin@example.com" })).toEqual({
       ok: false,
