@@ -133,8 +133,7 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     const [a, b] = redis.map((r) => new RedisCacheStore(r, planResultCodec));
     if (a === undefined || b === undefined) throw new Error("two stores");
     expect(await b.get("k1")).toBeUndefined();
-    a.set("k1", plan, 400);
-    await Bun.sleep(20);
+    await a.set("k1", plan, 400);
     const read = await b.get("k1");
     expect(read).toBeInstanceOf(PlanResult);
     expect(read).toEqual(plan);
@@ -164,22 +163,21 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     expect(await store.get("list")).toBeUndefined();
   });
 
-  test("Redis gone: a quick miss and a skipped write, never an error; back: stored and read again", async () => {
+  test("Redis gone: a quick miss and a skipped write, never a rejection; back: stored and read again", async () => {
     await using server = await startRedis();
     using redis = connection(server);
     const store = new RedisCacheStore(redis, planResultCodec);
-    store.set("k", plan, 60_000);
-    await Bun.sleep(20);
+    await store.set("k", plan, 60_000);
     expect(await store.get("k")).toEqual(plan);
     await server.stop();
     const started = performance.now();
     expect(await store.get("k")).toBeUndefined();
     expect(performance.now() - started).toBeLessThan(500);
-    expect(() => store.set("k2", plan, 60_000)).not.toThrow();
+    // Resolves (never rejects) without having written.
+    expect(await store.set("k2", plan, 60_000)).toBeUndefined();
     await server.start();
     await whenBack(() => redis.send("PING", []));
-    store.set("k3", plan, 60_000);
-    await Bun.sleep(20);
+    await store.set("k3", plan, 60_000);
     expect(await store.get("k3")).toEqual(plan);
     expect(await store.get("k2")).toBeUndefined();
   });

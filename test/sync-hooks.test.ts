@@ -13,6 +13,7 @@ import { cache } from "../plugins/cache/index.ts";
 import { MemoryCacheStore } from "../plugins/cache/store.ts";
 import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
 import { planResultCodec } from "../plugins/cache/plan-codec.ts";
+import type { PlanResult } from "../http/plan-result.ts";
 import { idempotency } from "../plugins/idempotency/index.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { rateLimit } from "../plugins/rate-limit/index.ts";
@@ -50,7 +51,7 @@ function parsed(plugin: unknown): string[] {
 }
 
 describe("planning hooks over in-process stores", () => {
-  test("rate limit and idempotency hooks are synchronous for Elysia; the Redis variants are async", () => {
+  test("rate limit, idempotency and cache-write hooks are synchronous for Elysia; the Redis variants are async", () => {
     const db = openDatabase(":memory:");
     try {
       const memory = new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, db.sqlite);
@@ -59,6 +60,16 @@ describe("planning hooks over in-process stores", () => {
       expect(hooks(idempotency({ store: sqlite }))).toEqual([
         { name: "replayOrReserve", async: false },
         { name: "storeForReplay", async: false },
+      ]);
+      // The cache's lookup was always async (it may wait for a coalesced flight); its write is not.
+      expect(
+        ownHooks(cache({ store: new MemoryCacheStore<PlanResult>(), ttlMs: 1_000, model: "m" })).map(({ hook }) => ({
+          name: hook.fn.name,
+          async: isAsync(hook.fn),
+        })),
+      ).toEqual([
+        { name: "serveFromCache", async: true },
+        { name: "fillCache", async: false },
       ]);
       // Never connects: building the plugins is enough.
       const redis = new RedisConnection("redis://127.0.0.1:9", { timeoutMs: 50 });
@@ -69,6 +80,11 @@ describe("planning hooks over in-process stores", () => {
         { name: "replayOrReserveShared", async: true },
         { name: "storeForReplayShared", async: true },
       ]);
+      expect(
+        ownHooks(cache({ store: new RedisCacheStore(redis, planResultCodec), ttlMs: 1_000, model: "m" })).map(
+          ({ hook }) => hook.fn.name,
+        ),
+      ).toEqual(["serveFromCache", "fillSharedCache"]);
       redis.close();
     } finally {
       db.close();
@@ -84,7 +100,7 @@ describe("planning hooks over in-process stores", () => {
         rateLimit({ store: new RedisRateLimitStore(redis, { perMinute: 20, perDay: 200 }) }),
         idempotency({ store: new SqliteIdempotencyStore(db.sqlite) }),
         idempotency({ store: new RedisIdempotencyStore(redis) }),
-        cache({ store: new MemoryCacheStore(), ttlMs: 1_000, model: "m" }),
+        cache({ store: new MemoryCacheStore<PlanResult>(), ttlMs: 1_000, model: "m" }),
         cache({ store: new RedisCacheStore(redis, planResultCodec), ttlMs: 1_000, model: "m" }),
       ];
       for (const plugin of plugins) expect(parsed(plugin)).toEqual([]);

@@ -5,10 +5,12 @@
  * instance: two instances missing the same key at the same moment both call the upstream.
  *
  * A Redis that cannot answer is a miss, and the write after it is skipped: the request goes to
- * the planner as if nothing were cached, which is slower but never wrong.
+ * the planner as if nothing were cached, which is slower but never wrong. The plugin waits for
+ * a write before the answer leaves (at most the command deadline), so the same request sent
+ * next to any instance is a hit.
  */
 import type { RedisConnection } from "../../core/redis.ts";
-import type { CacheStore } from "./store.ts";
+import type { SharedCacheStore } from "./store.ts";
 
 /** How values become text in Redis and back; `decode` answers undefined for what it cannot read. */
 export interface CacheCodec<V> {
@@ -16,7 +18,8 @@ export interface CacheCodec<V> {
   decode(text: string): V | undefined;
 }
 
-export class RedisCacheStore<V> implements CacheStore<V> {
+export class RedisCacheStore<V> implements SharedCacheStore<V> {
+  readonly shared = true;
   constructor(
     private readonly redis: RedisConnection,
     private readonly codec: CacheCodec<V>,
@@ -33,9 +36,11 @@ export class RedisCacheStore<V> implements CacheStore<V> {
     }
   }
 
-  set(key: string, value: V, ttlMs: number): void {
-    this.redis.send("SET", [this.prefix + key, this.codec.encode(value), "PX", String(ttlMs)]).catch(() => {
+  async set(key: string, value: V, ttlMs: number): Promise<void> {
+    try {
+      await this.redis.send("SET", [this.prefix + key, this.codec.encode(value), "PX", String(ttlMs)]);
+    } catch {
       // Not stored: the next identical request is a miss, nothing worse.
-    });
+    }
   }
 }
