@@ -137,6 +137,10 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     const read = await b.get("k1");
     expect(read).toBeInstanceOf(PlanResult);
     expect(read).toEqual(plan);
+    // Read again unchanged: the same object, so the sanitized answer made from it is reused;
+    // the writer gets back the very object it stored.
+    expect(await b.get("k1")).toBe(read as PlanResult);
+    expect(await a.get("k1")).toBe(plan);
     const client = server.client();
     expect(JSON.parse((await client.get("health:plan:k1")) ?? "")).toEqual({
       draft: plan.draft,
@@ -148,6 +152,20 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     expect(ttl).toBeLessThanOrEqual(400);
     await Bun.sleep(450);
     expect(await b.get("k1")).toBeUndefined();
+  });
+
+  test("a value another instance rewrote is decoded afresh, not served from what this one decoded before", async () => {
+    await using server = await startRedis();
+    using redis = connections(server, 2);
+    const [a, b] = redis.map((r) => new RedisCacheStore(r, planResultCodec));
+    if (a === undefined || b === undefined) throw new Error("two stores");
+    await a.set("k", plan, 60_000);
+    expect((await b.get("k"))?.draft.assistant_message).toBe("Scaffold an intake loop.");
+    const other = new PlanResult({ ...plan.draft, assistant_message: "Another plan." }, plan.route);
+    await a.set("k", other, 60_000);
+    expect((await b.get("k"))?.draft.assistant_message).toBe("Another plan.");
+    await server.client().send("DEL", ["health:plan:k"]);
+    expect(await b.get("k")).toBeUndefined();
   });
 
   test("what does not decode as a plan (another writer, a broken value) is a miss", async () => {
