@@ -16,6 +16,7 @@ const STATUS: Record<ErrorCode, { status: number; title: string }> = {
   rate_limited: { status: 429, title: "Too many requests" },
   upstream_error: { status: 502, title: "Upstream error" },
   upstream_timeout: { status: 504, title: "Upstream timeout" },
+  unavailable: { status: 503, title: "Service unavailable" },
   internal: { status: 500, title: "Internal server error" },
 };
 
@@ -42,6 +43,13 @@ export const unauthorized = (detail: string) =>
 
 export const forbidden = (detail: string) =>
   new HttpProblem("forbidden", detail, { headers: { "www-authenticate": bearerChallenge("insufficient_scope") } });
+
+/**
+ * A shared store (Redis) could not answer, and admitting without it would be unsafe (a limit
+ * not counted, a request that could run twice): refuse, and say when to come back.
+ */
+export const unavailable = (detail: string, retryAfterSeconds: number) =>
+  new HttpProblem("unavailable", detail, { headers: { "retry-after": String(retryAfterSeconds) } });
 
 export function problemBody(code: ErrorCode, detail: string, errors?: FieldError[]): Problem {
   const { status, title } = STATUS[code];

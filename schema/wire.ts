@@ -122,6 +122,7 @@ export const errorCodes = [
   "rate_limited",
   "upstream_error",
   "upstream_timeout",
+  "unavailable",
   "internal",
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];

@@ -19,7 +19,7 @@ import type { Authenticator } from "./services/authenticator.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
 import { errorHandler } from "../http/errors.ts";
-import type { IdempotencyStore } from "../plugins/idempotency/store.ts";
+import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { openApiDocument } from "./routes/openapi.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { RateLimitStore, WindowState } from "../plugins/rate-limit/store.ts";
@@ -28,18 +28,24 @@ import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./services/loop-catalog.ts";
 import { loopRoutes } from "./routes/loops.ts";
 import type { LoginLimiter } from "./services/accounts.ts";
+import type { DeviceStartLimiter } from "./services/device-logins.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { createHttpMetrics, type HttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
+import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../core/redis.ts";
+import { unavailable } from "../http/problem.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageRecorder } from "./services/usage.ts";
 
 export interface AppDeps {
   authenticator: Authenticator;
   rateLimits: RateLimitStore;
-  idempotency: IdempotencyStore;
+  /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
+  idempotency: SqliteIdempotencyStore;
+  /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
+  planningIdempotency: IdempotencyStore;
   planCache: CacheStore<PlanResult>;
   cacheTtlMs: number;
   upstream: Upstream;
@@ -47,6 +53,7 @@ export interface AppDeps {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  deviceStartLimiter: DeviceStartLimiter;
   engine: Engine;
   catalog: LoopCatalog;
   /** Per-minute usage rollups; planning calls are added as they are answered. */
@@ -67,13 +74,23 @@ export const PLANNING_CHAIN = [
   "sanitizer",
 ] as const;
 
+/** The budget left, for /cli/account; a shared store that cannot answer makes it a 503. */
+async function peekRateLimit(store: RateLimitStore, company: string) {
+  try {
+    return await store.peek(company, Date.now());
+  } catch (error) {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+    throw unavailable("The rate limiter cannot reach its store; retry shortly", REDIS_RETRY_AFTER_SECONDS);
+  }
+}
+
 function cliRoutes(deps: AppDeps) {
   return (
     new Elysia({ prefix: "/cli" })
       .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
-      .get("/account", function account({ state, headers }): AccountResponse {
+      .get("/account", async function account({ state, headers }): Promise<AccountResponse> {
         const company = state.company ?? "";
-        const limits = deps.rateLimits.peek(company, Date.now());
+        const limits = await peekRateLimit(deps.rateLimits, company);
         const budget = (w: WindowState) => ({ limit: w.limit, remaining: w.remaining, reset_seconds: w.resetSeconds });
         return {
           company,
@@ -88,7 +105,7 @@ function cliRoutes(deps: AppDeps) {
         state.chain = PLANNING_CHAIN;
       })
       .use(rateLimit({ store: deps.rateLimits }))
-      .use(idempotency({ store: deps.idempotency, replayHeaders: ["x-health-cache"] }))
+      .use(idempotency({ store: deps.planningIdempotency, replayHeaders: ["x-health-cache"] }))
       .use(safetyGate())
       .use(cache({ store: deps.planCache, ttlMs: deps.cacheTtlMs, model: deps.upstream.model }))
       .use(planning({ upstream: deps.upstream, audit: deps.audit }))

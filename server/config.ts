@@ -35,11 +35,25 @@ const url = (name: string) =>
     ),
   );
 
+/** What Bun's client accepts: redis:// or rediss:// (TLS), valkey spellings, +tls and +unix forms. */
+const REDIS_URL = /^(redis|rediss|valkey|valkeys)(\+tls)?(\+unix)?:\/\//;
+
 export const configSchema = v.pipe(
   v.object({
     PORT: integer("PORT", 0, 65535, 3000),
     HOST: v.optional(v.pipe(v.string(), v.nonEmpty("HOST must not be empty")), "127.0.0.1"),
-    HEALTH_DATABASE_URL: v.optional(v.pipe(v.string(), v.nonEmpty()), "file:.health/health.db"),
+    HEALTH_DATABASE_URL: v.optional(
+      v.pipe(
+        v.string(),
+        v.nonEmpty(),
+        // Any other scheme would be taken for a file path and silently create a local database.
+        v.check(
+          (s) => s.startsWith("file:") || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s),
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+        ),
+      ),
+      "file:.health/health.db",
+    ),
     HEALTH_SYSTEM_KEY: v.optional(
       v.pipe(v.string(), v.minLength(24, "HEALTH_SYSTEM_KEY must be at least 24 characters")),
     ),
@@ -60,6 +74,13 @@ export const configSchema = v.pipe(
     HEALTH_LOOP_BLOCKED_MS: integer("HEALTH_LOOP_BLOCKED_MS", 1_000, 600_000, 10_000),
     HEALTH_RATE_LIMIT_PER_MINUTE: integer("HEALTH_RATE_LIMIT_PER_MINUTE", 1, 1_000_000, 20),
     HEALTH_RATE_LIMIT_PER_DAY: integer("HEALTH_RATE_LIMIT_PER_DAY", 1, 100_000_000, 200),
+    HEALTH_REDIS_URL: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((s) => REDIS_URL.test(s) && URL.canParse(s), "HEALTH_REDIS_URL must be a redis:// or rediss:// URL"),
+      ),
+    ),
+    HEALTH_REDIS_TIMEOUT_MS: integer("HEALTH_REDIS_TIMEOUT_MS", 50, 60_000, 1_000),
     HEALTH_AUDIT_RETENTION_DAYS: integer("HEALTH_AUDIT_RETENTION_DAYS", 1, 3_650, 90),
     HEALTH_RUN_RETENTION_DAYS: integer("HEALTH_RUN_RETENTION_DAYS", 1, 3_650, 30),
     HEALTH_USAGE_RETENTION_DAYS: integer("HEALTH_USAGE_RETENTION_DAYS", 1, 3_650, 400),

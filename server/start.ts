@@ -9,19 +9,17 @@ import { AuditLog, inlineSink, workerSink } from "../plugins/planning/audit-log.
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
-import { MemoryCacheStore } from "../plugins/cache/store.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import type { PlanResult } from "../http/plan-result.ts";
-import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
-import { bootstrapAdmin, LoginLimiter } from "./services/accounts.ts";
+import { bootstrapAdmin } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { createTracing } from "./services/tracing.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { createRetention } from "./services/retention.ts";
+import { createStores, redisLocation } from "./stores.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
 export class ListenError extends Error {
@@ -96,10 +94,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const bootstrap = await bootstrapAdmin(db, defaultOrg.id, admin);
 
   const authenticator = new Authenticator({ sqlite: db.sqlite, systemKeyHash: systemKey.hash, defaultOrg });
-  const rateLimits = new MemoryRateLimitStore(
-    { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY },
-    db.sqlite,
-  );
+  const idempotency = new SqliteIdempotencyStore(db.sqlite);
+  const stores = createStores(config, db, idempotency);
+  const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const audit = new AuditLog(dbPath === ":memory:" ? inlineSink(db.sqlite) : workerSink(dbPath));
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
@@ -142,14 +139,16 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp({
     authenticator,
     rateLimits,
-    idempotency: new SqliteIdempotencyStore(db.sqlite),
-    planCache: new MemoryCacheStore<PlanResult>(),
+    idempotency,
+    planningIdempotency: stores.planningIdempotency,
+    planCache: stores.planCache,
     cacheTtlMs: config.HEALTH_CACHE_TTL_SECONDS * 1000,
     upstream: createUpstream(config),
     audit,
     db,
     defaultOrg,
-    loginLimiter: new LoginLimiter(),
+    loginLimiter: stores.loginLimiter,
+    deviceStartLimiter: stores.deviceStartLimiter,
     engine,
     catalog,
     usage,
@@ -170,6 +169,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   } catch (error) {
     await engine.stop();
     await audit.close();
+    stores.redis?.close();
     await tracing?.shutdown();
     db.close();
     throw new ListenError(config.HOST, config.PORT, error);
@@ -196,6 +196,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (bootstrap.setupCode !== undefined) {
     log(
       `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
+    );
+  }
+  if (stores.redis !== undefined && config.HEALTH_REDIS_URL !== undefined) {
+    const where = redisLocation(config.HEALTH_REDIS_URL);
+    log(
+      (await stores.redis.ping())
+        ? `Shared state: Redis at ${where}`
+        : `Shared state: Redis at ${where} does not answer yet; planning, sign-in and device-link starts answer 503 until it does`,
     );
   }
   log(
@@ -225,6 +233,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await engine.stop();
       flush();
       await audit.close();
+      stores.redis?.close();
       await tracing?.shutdown();
       db.close();
     },

@@ -22,6 +22,7 @@ describe("configuration from the environment", () => {
         HEALTH_LOOP_BLOCKED_MS: 10_000,
         HEALTH_RATE_LIMIT_PER_MINUTE: 20,
         HEALTH_RATE_LIMIT_PER_DAY: 200,
+        HEALTH_REDIS_TIMEOUT_MS: 1_000,
         HEALTH_AUDIT_RETENTION_DAYS: 90,
         HEALTH_RUN_RETENTION_DAYS: 30,
         HEALTH_USAGE_RETENTION_DAYS: 400,
@@ -38,6 +39,7 @@ describe("configuration from the environment", () => {
       HEALTH_SYSTEM_KEY: "short",
       HEALTH_RATE_LIMIT_PER_MINUTE: "0",
       HEALTH_ADMIN_EMAIL: "not-an-email",
+      HEALTH_REDIS_URL: "http://127.0.0.1:6379",
     });
     expect(loaded).toEqual({
       ok: false,
@@ -47,8 +49,23 @@ describe("configuration from the environment", () => {
         "HEALTH_UPSTREAM_URL must use http or https",
         "HEALTH_ADMIN_EMAIL must be an email address",
         "HEALTH_RATE_LIMIT_PER_MINUTE must be at least 1",
+        "HEALTH_REDIS_URL must be a redis:// or rediss:// URL",
       ],
     });
+  });
+
+  test("a database URL that is not an SQLite file is refused, not taken for a file name", () => {
+    for (const url of ["postgres://health@db.internal/health", "postgresql://db/health", "mysql://db/health"]) {
+      expect(loadConfig({ HEALTH_DATABASE_URL: url })).toEqual({
+        ok: false,
+        problems: [
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+        ],
+      });
+    }
+    for (const url of ["file:.health/health.db", "file:///var/lib/health/health.db", "/tmp/h.db", ":memory:"]) {
+      expect(loadConfig({ HEALTH_DATABASE_URL: url }).ok).toBe(true);
+    }
   });
 
   test("the admin email and password come together", () => {

@@ -7,7 +7,7 @@ import { generateToken, isWellFormedToken } from "../core/tokens.ts";
 import { createToken } from "../server/services/tokens.ts";
 import { openDatabase } from "../server/db.ts";
 import { postPlan } from "./support/planning.ts";
-import { startTestServer } from "./support/server.ts";
+import { startTestServer, tempDir } from "./support/server.ts";
 import { ADMIN, adminEnv, signIn, trpcClient } from "./support/trpc.ts";
 
 async function rejection(promise: Promise<unknown>) {
@@ -166,6 +166,30 @@ describe("token lifecycle", () => {
     ].join("");
     expect(bytes).not.toContain(created.token);
     expect(bytes).not.toContain(created.token.slice(8, -4));
+  });
+
+  test("revoked through one instance, refused by another on the very next request (revocation is never cached)", async () => {
+    using dir = tempDir();
+    await using a = await startTestServer(adminEnv, dir);
+    await using b = await startTestServer(adminEnv, dir);
+    const { client } = await signIn(a.url);
+    const created = await client.tokens.create.mutate({ name: "shared", scopes: ["cli:run", "loop:run"] });
+    const account = (url: string) =>
+      fetch(`${url}/cli/account`, { headers: { authorization: `Bearer ${created.token}` } }).then((r) => r.status);
+    // Both instances have just used the token, so anything kept per instance would be warm.
+    expect([await account(a.url), await account(b.url), (await postPlan(b.url, created.token)).status]).toEqual([
+      200, 200, 200,
+    ]);
+    await client.tokens.revoke.mutate({ id: created.id });
+    expect(await account(b.url)).toBe(401);
+    expect((await postPlan(b.url, created.token)).status).toBe(401);
+    const trigger = await fetch(`${b.url}/loop/${created.orgId}/loop_intake`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${created.token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(trigger.status).toBe(401);
+    expect(await account(a.url)).toBe(401);
   });
 
   test("a token without cli:run is 403 on the planning endpoint", async () => {

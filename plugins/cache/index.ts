@@ -45,6 +45,7 @@ export const cache = (options: CacheOptions) => {
   // A flight per request that leads one, so its hooks can settle it.
   const leading = new WeakMap<object, { key: string; flight: Flight }>();
 
+  const store = options.store;
   const plugin = new Elysia({ name: "health.cache", seed: instanceSeed() })
     .use(context)
     // async: Elysia awaits a hook's result only when the hook itself is an async function.
@@ -62,7 +63,9 @@ export const cache = (options: CacheOptions) => {
         manifest: request.workspace_manifest,
         model: options.model,
       });
-      const hit = options.store.get(key, now());
+      // A shared store answers with a promise; the in-memory one never makes this hook wait.
+      const stored = store.get(key, now());
+      const hit = stored instanceof Promise ? await stored : stored;
       const flight = hit ? undefined : flights.get(key);
       state.cache = hit || flight ? "hit" : "miss";
       state.record("cache", performance.now() - started);
@@ -83,24 +86,35 @@ export const cache = (options: CacheOptions) => {
       state.onFailure(function releaseWaiters(error) {
         land(state, { ok: false, error });
       });
-    })
-    .onAfterHandle({ as: "scoped" }, function fillCache({ responseValue, state }) {
+    });
+  // The in-memory store writes at once and keeps this hook synchronous. A shared store's write
+  // is waited for before the answer leaves, so the same request sent next to any instance is a hit.
+  if (!store.shared) {
+    return plugin.onAfterHandle({ as: "scoped" }, function fillCache({ responseValue, state }) {
       if (responseValue instanceof PlanResult) land(state, { ok: true, value: responseValue });
     });
+  }
+  return plugin.onAfterHandle({ as: "scoped" }, async function fillSharedCache({ responseValue, state }) {
+    if (responseValue instanceof PlanResult) await land(state, { ok: true, value: responseValue });
+  });
 
-  return plugin;
-
-  /** Ends the flight this request leads: stores and shares a success, passes on a failure. */
-  function land(state: object, outcome: { ok: true; value: PlanResult } | { ok: false; error: unknown }): void {
+  /**
+   * Ends the flight this request leads: stores and shares a success, passes on a failure. The
+   * waiters have their answer at once; what is returned is the shared store's write, if any.
+   */
+  function land(
+    state: object,
+    outcome: { ok: true; value: PlanResult } | { ok: false; error: unknown },
+  ): void | Promise<void> {
     const lead = leading.get(state);
     if (lead === undefined) return;
     leading.delete(state);
     flights.delete(lead.key);
-    if (outcome.ok) {
-      options.store.set(lead.key, outcome.value, options.ttlMs, now());
-      lead.flight.resolve(outcome.value);
-    } else {
+    if (!outcome.ok) {
       lead.flight.reject(outcome.error);
+      return;
     }
+    lead.flight.resolve(outcome.value);
+    return store.set(lead.key, outcome.value, options.ttlMs, now());
   }
 };

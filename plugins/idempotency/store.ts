@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key records in SQLite, kept 24 hours (docs/interface.md §4.1 rule 6). A key is `in_flight` from the
+ * Idempotency-Key records in SQLite (or Redis: redis-store.ts), kept 24 hours (docs/interface.md §4.1 rule 6). A key is `in_flight` from the
  * first request until its response is stored; an in-flight record older than
  * `staleAfterMs` belongs to a request that died with its process, and may be taken over.
  */
@@ -10,12 +10,31 @@ export type Begin =
   | { kind: "replay"; status: number; body: string | undefined; headers: Record<string, string> }
   | { kind: "conflict"; reason: "in_flight" | "mismatch" };
 
-export interface IdempotencyStore {
+/**
+ * `shared` tells the two kinds apart: the SQLite store answers synchronously (and can join the
+ * trigger's transaction); a shared store (Redis) answers with promises, and its `complete` and
+ * `abandon` never reject (a record they fail to write goes stale and is taken over).
+ */
+export type IdempotencyStore = LocalIdempotencyStore | SharedIdempotencyStore;
+
+export interface LocalIdempotencyStore {
+  readonly shared: false;
   begin(scope: string, key: string, requestHash: string, nowMs: number): Begin;
   /** `body` is the response as sent: JSON text, or a value to serialize. */
   complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void;
   abandon(scope: string, key: string): void;
 }
+
+export interface SharedIdempotencyStore {
+  readonly shared: true;
+  begin(scope: string, key: string, requestHash: string, nowMs: number): Promise<Begin>;
+  complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): Promise<void>;
+  abandon(scope: string, key: string): Promise<void>;
+}
+
+/** The stored body: JSON text as it was sent, or null for none. */
+export const storedBody = (body: unknown): string | null =>
+  body === undefined ? null : typeof body === "string" ? body : JSON.stringify(body);
 
 interface Row {
   requestHash: string;
@@ -29,7 +48,8 @@ interface Row {
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export class SqliteIdempotencyStore implements IdempotencyStore {
+export class SqliteIdempotencyStore implements LocalIdempotencyStore {
+  readonly shared = false;
   private readonly select;
   private readonly upsertInFlight;
   private readonly markDone;
@@ -78,8 +98,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   complete(scope: string, key: string, status: number, body: unknown, headers: Record<string, string>): void {
-    const text = body === undefined ? null : typeof body === "string" ? body : JSON.stringify(body);
-    this.markDone.run(scope, key, status, text, JSON.stringify(headers));
+    this.markDone.run(scope, key, status, storedBody(body), JSON.stringify(headers));
   }
 
   abandon(scope: string, key: string): void {

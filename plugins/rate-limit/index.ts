@@ -1,12 +1,14 @@
 /**
  * rate-limit: per company, both windows (docs/interface.md §8: 20 per minute, 200 per day by default).
  * Every response behind it carries the IETF httpapi RateLimit-Policy and RateLimit headers;
- * a rejection is 429 with Retry-After.
+ * a rejection is 429 with Retry-After. With a shared store (Redis) that cannot answer, the
+ * request is refused with 503 and Retry-After: never admitted without being counted.
  */
 import { Elysia } from "elysia";
-import { HttpProblem } from "../../http/problem.ts";
+import { HttpProblem, unavailable } from "../../http/problem.ts";
 import type { RateLimitDecision, RateLimitStore } from "./store.ts";
-import { context, instanceSeed } from "../../http/context.ts";
+import { context, instanceSeed, type RequestState } from "../../http/context.ts";
+import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
 
 export interface RateLimitOptions {
   store: RateLimitStore;
@@ -32,30 +34,53 @@ function retryAfterSeconds(d: RateLimitDecision): number {
 
 export const rateLimit = (options: RateLimitOptions) => {
   const now = options.now ?? Date.now;
-  return new Elysia({ name: "health.rate-limit", seed: instanceSeed() })
-    .use(context)
-    .derive({ as: "scoped" }, function checkRateLimit({ state, set }) {
+  const store = options.store;
+
+  /** Sets the headers of an admitted request, or throws the 429. */
+  function enforce(decision: RateLimitDecision, set: { headers: Record<string, unknown> }): void {
+    const headers = rateLimitHeaders(decision);
+    if (!decision.allowed) {
+      headers["retry-after"] = String(retryAfterSeconds(decision));
+      throw new HttpProblem("rate_limited", "Rate limit exceeded for this company; retry after the indicated time", {
+        headers,
+      });
+    }
+    set.headers["ratelimit-policy"] = headers["ratelimit-policy"];
+    set.headers.ratelimit = headers.ratelimit;
+  }
+
+  function companyOf(state: RequestState): string {
+    if (state.company === undefined) throw new HttpProblem("internal", "rate-limit ran before auth");
+    return state.company;
+  }
+
+  const plugin = new Elysia({ name: "health.rate-limit", seed: instanceSeed() }).use(context);
+  // Elysia awaits a hook only when it is an async function, and every await costs the request a
+  // turn: the in-memory store keeps a synchronous hook, a shared store gets an async one.
+  if (!store.shared) {
+    return plugin.derive({ as: "scoped" }, function checkRateLimit({ state, set }) {
       const started = performance.now();
       try {
-        const company = state.company;
-        if (company === undefined) throw new HttpProblem("internal", "rate-limit ran before auth");
-        const decision = options.store.consume(company, now());
-        const headers = rateLimitHeaders(decision);
-        if (!decision.allowed) {
-          headers["retry-after"] = String(retryAfterSeconds(decision));
-          throw new HttpProblem(
-            "rate_limited",
-            "Rate limit exceeded for this company; retry after the indicated time",
-            {
-              headers,
-            },
-          );
-        }
-        set.headers["ratelimit-policy"] = headers["ratelimit-policy"];
-        set.headers.ratelimit = headers.ratelimit;
+        enforce(store.consume(companyOf(state), now()), set);
       } finally {
         state.record("rate-limit", performance.now() - started);
       }
       return {};
     });
+  }
+  return plugin.derive({ as: "scoped" }, async function checkSharedRateLimit({ state, set }) {
+    const started = performance.now();
+    try {
+      enforce(await store.consume(companyOf(state), now()), set);
+    } catch (error) {
+      // Without the shared count a request cannot be counted: refuse rather than admit it unlimited.
+      if (error instanceof RedisUnavailableError) {
+        throw unavailable("The rate limiter cannot reach its store; retry shortly", REDIS_RETRY_AFTER_SECONDS);
+      }
+      throw error;
+    } finally {
+      state.record("rate-limit", performance.now() - started);
+    }
+    return {};
+  });
 };

@@ -1,6 +1,6 @@
 /**
  * Fixed-window counters for the planning rate limits: one window per minute and one per UTC
- * day. The interface lets a shared store (Redis, libSQL) replace the in-memory one later.
+ * day. In memory here, or shared by every instance in Redis (redis-store.ts).
  *
  * The memory store is atomic because JavaScript runs one request's check-and-increment
  * without interleaving. Daily counts are written behind to SQLite (flush()) so a restart does
@@ -20,10 +20,24 @@ export interface RateLimitDecision {
   day: WindowState;
 }
 
-export interface RateLimitStore {
+/**
+ * `shared` tells the two kinds apart: the in-memory store answers synchronously, so its plugin
+ * hook never awaits; a shared store (Redis) answers with promises and gets an async hook.
+ */
+export type RateLimitStore = LocalRateLimitStore | SharedRateLimitStore;
+
+export interface LocalRateLimitStore {
+  readonly shared: false;
   /** Counts one request if both windows have room; never counts a rejected one. */
   consume(company: string, nowMs: number): RateLimitDecision;
   peek(company: string, nowMs: number): RateLimitDecision;
+  flush(): void;
+}
+
+export interface SharedRateLimitStore {
+  readonly shared: true;
+  consume(company: string, nowMs: number): Promise<RateLimitDecision>;
+  peek(company: string, nowMs: number): Promise<RateLimitDecision>;
   flush(): void;
 }
 
@@ -32,10 +46,34 @@ export interface RateLimits {
   perDay: number;
 }
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
 
-export class MemoryRateLimitStore implements RateLimitStore {
+/** The decision and headers' numbers for counts already used in the windows that hold `nowMs`. */
+export function rateLimitDecision(
+  limits: RateLimits,
+  allowed: boolean,
+  minuteUsed: number,
+  dayUsed: number,
+  nowMs: number,
+): RateLimitDecision {
+  return {
+    allowed,
+    minute: {
+      limit: limits.perMinute,
+      remaining: Math.max(0, limits.perMinute - minuteUsed),
+      resetSeconds: Math.ceil(((Math.floor(nowMs / MINUTE_MS) + 1) * MINUTE_MS - nowMs) / 1000),
+    },
+    day: {
+      limit: limits.perDay,
+      remaining: Math.max(0, limits.perDay - dayUsed),
+      resetSeconds: Math.ceil(((Math.floor(nowMs / DAY_MS) + 1) * DAY_MS - nowMs) / 1000),
+    },
+  };
+}
+
+export class MemoryRateLimitStore implements LocalRateLimitStore {
+  readonly shared = false;
   private minuteWindow = -1;
   private readonly minuteCounts = new Map<string, number>();
   private dayWindow = -1;
@@ -66,12 +104,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.dayCounts.set(company, dayUsed + 1);
       this.dirty.add(company);
     }
-    return this.decision(allowed, minuteUsed + (allowed ? 1 : 0), dayUsed + (allowed ? 1 : 0), nowMs);
+    return rateLimitDecision(this.limits, allowed, minuteUsed + (allowed ? 1 : 0), dayUsed + (allowed ? 1 : 0), nowMs);
   }
 
   peek(company: string, nowMs: number): RateLimitDecision {
     this.roll(nowMs);
-    return this.decision(true, this.minuteCounts.get(company) ?? 0, this.dayCounts.get(company) ?? 0, nowMs);
+    return rateLimitDecision(
+      this.limits,
+      true,
+      this.minuteCounts.get(company) ?? 0,
+      this.dayCounts.get(company) ?? 0,
+      nowMs,
+    );
   }
 
   flush(): void {
@@ -97,22 +141,6 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.dayCounts.clear();
       for (const row of this.loadDay.all(dayKey(day))) this.dayCounts.set(row.company, row.count);
     }
-  }
-
-  private decision(allowed: boolean, minuteUsed: number, dayUsed: number, nowMs: number): RateLimitDecision {
-    return {
-      allowed,
-      minute: {
-        limit: this.limits.perMinute,
-        remaining: Math.max(0, this.limits.perMinute - minuteUsed),
-        resetSeconds: Math.ceil(((this.minuteWindow + 1) * MINUTE_MS - nowMs) / 1000),
-      },
-      day: {
-        limit: this.limits.perDay,
-        remaining: Math.max(0, this.limits.perDay - dayUsed),
-        resetSeconds: Math.ceil(((this.dayWindow + 1) * DAY_MS - nowMs) / 1000),
-      },
-    };
   }
 }
 

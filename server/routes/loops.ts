@@ -12,7 +12,7 @@ import { idempotency } from "../../plugins/idempotency/index.ts";
 import { bodyValue, jsonBody } from "../../http/body.ts";
 import type { Db } from "../db.ts";
 import { GroupCommit } from "./group-commit.ts";
-import type { IdempotencyStore } from "../../plugins/idempotency/store.ts";
+import type { SqliteIdempotencyStore } from "../../plugins/idempotency/store.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { HttpProblem } from "../../http/problem.ts";
 import type { Principal } from "../../core/authz.ts";
@@ -23,7 +23,11 @@ export const MAX_JSON_DEPTH = 64;
 
 export interface LoopRoutesDeps {
   authenticate: (bearer: string) => Principal | null;
-  idempotency: IdempotencyStore;
+  /**
+   * In the database, also with Redis: the key's record commits in the run's own transaction,
+   * which is what makes a repeated trigger yield the same run and never a second one.
+   */
+  idempotency: SqliteIdempotencyStore;
   engine: Engine;
   catalog: LoopCatalog;
   db: Db;

@@ -11,7 +11,7 @@ import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { audit } from "./tokens.ts";
-import { SlidingWindow } from "./sliding-window.ts";
+import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -147,27 +147,28 @@ export async function completeSetup(
   return created;
 }
 
-/** Failed sign-ins per key (email and client address) in a sliding window. */
+/** Sign-in is blocked after this many failures of an email or a client address in the window. */
+export const LOGIN_FAILURES = { max: 5, windowMs: 15 * 60 * 1000 } as const;
+
+/**
+ * Failed sign-ins per key (email and client address) in a sliding window: in memory, or in
+ * Redis shared by every instance. A Redis that cannot answer rejects (the caller refuses).
+ */
 export class LoginLimiter {
-  private readonly failures: SlidingWindow;
-  constructor(maxFailures = 5, windowMs = 15 * 60 * 1000) {
-    this.failures = new SlidingWindow(maxFailures, windowMs);
+  constructor(
+    private readonly failures: EventWindow = new SlidingWindow(LOGIN_FAILURES.max, LOGIN_FAILURES.windowMs),
+  ) {}
+
+  async blocked(keys: string[], now = Date.now()): Promise<boolean> {
+    const full = await Promise.all(keys.map((key) => this.failures.full(key, now)));
+    return full.includes(true);
   }
 
-  blocked(keys: string[], now = Date.now()): boolean {
-    return keys.some((key) => this.failures.full(key, now));
+  async fail(keys: string[], now = Date.now()): Promise<void> {
+    await Promise.all(keys.map((key) => this.failures.add(key, now)));
   }
 
-  fail(keys: string[], now = Date.now()): void {
-    for (const key of keys) this.failures.add(key, now);
-  }
-
-  succeed(keys: string[]): void {
-    for (const key of keys) this.failures.forget(key);
-  }
-
-  /** Keys remembered (for tests). */
-  get size(): number {
-    return this.failures.size;
+  async succeed(keys: string[]): Promise<void> {
+    await Promise.all(keys.map((key) => this.failures.forget(key)));
   }
 }

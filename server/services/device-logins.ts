@@ -22,7 +22,7 @@ import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { createSession } from "./accounts.ts";
 import { audit } from "./tokens.ts";
-import { SlidingWindow } from "./sliding-window.ts";
+import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 /** How long a person has to approve (RFC 8628 suggests minutes, not hours). */
 export const DEVICE_LOGIN_TTL_MS = 10 * 60 * 1000;
@@ -207,18 +207,19 @@ export function decideDeviceLogin(
   })();
 }
 
+/** Device-link starts allowed per client address in the window. */
+export const DEVICE_STARTS = { max: 10, windowMs: 60 * 1000 } as const;
+
 /**
- * Device-link starts per client address in a sliding window, in memory like the sign-in limiter:
- * starting is unauthenticated, and each start writes a row.
+ * Device-link starts per client address in a sliding window, like the sign-in limiter (in
+ * memory, or in Redis shared by every instance): starting is unauthenticated, and each start
+ * writes a row.
  */
 export class DeviceStartLimiter {
-  private readonly starts: SlidingWindow;
-  constructor(maxStarts = 10, windowMs = 60 * 1000) {
-    this.starts = new SlidingWindow(maxStarts, windowMs);
-  }
+  constructor(private readonly starts: EventWindow = new SlidingWindow(DEVICE_STARTS.max, DEVICE_STARTS.windowMs)) {}
 
   /** Counts one start for `key`; false (and nothing counted) when the window is already full. */
-  take(key: string, now = Date.now()): boolean {
-    return this.starts.take(key, now);
+  async take(key: string, now = Date.now()): Promise<boolean> {
+    return await this.starts.take(key, now);
   }
 }

@@ -1,10 +1,24 @@
 /**
- * In-memory sliding-window counts per key: how many events a key had in the last `windowMs`.
- * The sign-in and device-link limiters both use it. Keys whose events all left the window are
- * forgotten (swept when the map grows, and at most once per window), so a stream of distinct
- * keys (50,000 email addresses tried once each) cannot grow it without bound.
+ * Sliding-window counts per key: how many events a key had in the last `windowMs`. The sign-in
+ * and device-link limiters both use one, in memory (here) or in Redis (redis-window.ts), where
+ * every instance sees the same counts; the Redis one answers with promises.
  */
-export class SlidingWindow {
+export interface EventWindow {
+  /** True when `key` has used up the window. */
+  full(key: string, now?: number): boolean | Promise<boolean>;
+  /** Records an event for `key`. */
+  add(key: string, now?: number): void | Promise<void>;
+  /** Records an event unless the window is full; false (nothing recorded) when it is. */
+  take(key: string, now?: number): boolean | Promise<boolean>;
+  forget(key: string): void | Promise<void>;
+}
+
+/**
+ * In memory. Keys whose events all left the window are forgotten (swept when the map grows,
+ * and at most once per window), so a stream of distinct keys (50,000 email addresses tried
+ * once each) cannot grow it without bound.
+ */
+export class SlidingWindow implements EventWindow {
   private readonly events = new Map<string, number[]>();
   private lastSweep = 0;
 

@@ -7,7 +7,7 @@ import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
-import { DeviceStartLimiter } from "../services/device-logins.ts";
+import type { DeviceStartLimiter } from "../services/device-logins.ts";
 import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
@@ -16,6 +16,8 @@ export interface TrpcHandlerOptions {
   db: Db;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
+  /** Unauthenticated device-link starts per client address. */
+  deviceStartLimiter: DeviceStartLimiter;
   engine: Engine;
   catalog: LoopCatalog;
 }
@@ -32,8 +34,6 @@ function sessionSecret(request: Request): string | null {
 }
 
 export function trpcHandler(options: TrpcHandlerOptions) {
-  // One per app, like the routes it guards: 10 starts per address per minute.
-  const deviceStartLimiter = new DeviceStartLimiter(10, 60 * 1000);
   const usage = createUsageReader(options.db.sqlite);
   return (request: Request, clientAddress: string) =>
     fetchRequestHandler({
@@ -47,7 +47,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           db: options.db,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
-          deviceStartLimiter,
+          deviceStartLimiter: options.deviceStartLimiter,
           engine: options.engine,
           catalog: options.catalog,
           usage,

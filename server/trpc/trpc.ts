@@ -10,6 +10,7 @@ import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { UsageReader } from "../services/usage.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
 
 export interface TrpcContext {
   db: Db;
@@ -62,3 +63,21 @@ export const adminProcedure = authedProcedure.use(function requireAdmin({ ctx, n
   if (ctx.session.role === "member") throw new TRPCError({ code: "FORBIDDEN", message: "Admins only" });
   return next();
 });
+
+/**
+ * The answer of a sign-in or device-link throttle. One that cannot answer (Redis unreachable)
+ * refuses the call, 503 with Retry-After, rather than let an attempt through unthrottled.
+ */
+export async function throttled<T>(ctx: TrpcContext, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+    ctx.resHeaders.set("retry-after", String(REDIS_RETRY_AFTER_SECONDS));
+    throw new TRPCError({
+      code: "SERVICE_UNAVAILABLE",
+      message: "Sign-in throttling cannot reach its store; retry shortly",
+      cause: error,
+    });
+  }
+}

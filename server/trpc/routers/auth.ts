@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { completeSetup, createSession, deleteSession, verifyPassword, userCount } from "../../services/accounts.ts";
 import { loginInput, setupInput } from "../../../schema/admin.ts";
-import { authedProcedure, publicProcedure, router, type TrpcContext } from "../trpc.ts";
+import { authedProcedure, publicProcedure, router, throttled, type TrpcContext } from "../trpc.ts";
 
 export const SESSION_COOKIE = "health_session";
 
@@ -36,15 +36,16 @@ export const authRouter = router({
 
   login: publicProcedure.input(loginInput).mutation(async ({ ctx, input }) => {
     const keys = [`email:${input.email.toLowerCase()}`, `ip:${ctx.clientAddress}`];
-    if (ctx.loginLimiter.blocked(keys)) {
+    if (await throttled(ctx, ctx.loginLimiter.blocked(keys))) {
       throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: "Too many failed sign-ins; wait 15 minutes" });
     }
     const userId = await verifyPassword(ctx.db, input.email, input.password);
     if (userId === null) {
-      ctx.loginLimiter.fail(keys);
+      await throttled(ctx, ctx.loginLimiter.fail(keys));
       throw new TRPCError({ code: "UNAUTHORIZED", message: "Wrong email or password" });
     }
-    ctx.loginLimiter.succeed(keys);
+    // Clearing the failures is a courtesy: a sign-in that succeeded is not refused for want of it.
+    await ctx.loginLimiter.succeed(keys).catch(() => {});
     const session = createSession(ctx.db, userId);
     setSessionCookie(ctx, session.token, session.expiresAt);
     return { sessionToken: session.token, expiresAt: new Date(session.expiresAt).toISOString() };

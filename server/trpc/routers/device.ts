@@ -16,7 +16,7 @@ import {
   startDeviceLogin,
 } from "../../services/device-logins.ts";
 import type { SessionUser } from "../../services/accounts.ts";
-import { authedProcedure, publicProcedure, router, type TrpcContext } from "../trpc.ts";
+import { authedProcedure, publicProcedure, router, throttled, type TrpcContext } from "../trpc.ts";
 
 /** Where the console's approval page lives; `?code=` fills the code in. */
 export const DEVICE_PAGE_PATH = "/admin/device";
@@ -53,8 +53,8 @@ function decide(ctx: TrpcContext & { session: SessionUser }, userCode: string, d
 }
 
 export const deviceRouter = router({
-  start: publicProcedure.input(deviceStartInput).mutation(({ ctx, input }) => {
-    if (!ctx.deviceStartLimiter.take(ctx.clientAddress)) {
+  start: publicProcedure.input(deviceStartInput).mutation(async ({ ctx, input }) => {
+    if (!(await throttled(ctx, ctx.deviceStartLimiter.take(ctx.clientAddress)))) {
       throw new TRPCError({
         code: "TOO_MANY_REQUESTS",
         message: "Too many sign-in requests from this address; wait a minute",

@@ -1,0 +1,136 @@
+/**
+ * Several instances, as an operator would run them: three real server processes
+ * (`bun server/main.ts`) on one SQLite file and one Redis. What one instance counts, caches,
+ * stores or revokes, the others see on the next request.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { planningBody, postPlan } from "./support/planning.ts";
+import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
+import { type ServerProcess, startServerProcess } from "./support/server-process.ts";
+import { tempDir } from "./support/temp-dir.ts";
+import { adminEnv, signIn } from "./support/trpc.ts";
+
+warnIfNoRedis("the three-instance test");
+
+const SYSTEM_KEY = "instances-test-system-key-0123456789";
+const PER_MINUTE = 20;
+
+describe.skipIf(!hasRedis)("three instances on one SQLite file and one Redis", () => {
+  let dir: string & Disposable;
+  let redis: TestRedis;
+  let instances: ServerProcess[] = [];
+  const url = (i: number) => instances[i % instances.length]?.url ?? "";
+
+  beforeAll(async () => {
+    dir = tempDir("health-instances-");
+    redis = await startRedis();
+    const env = {
+      ...adminEnv,
+      HEALTH_DATABASE_URL: `file:${join(dir, "health.db")}`,
+      HEALTH_SYSTEM_KEY: SYSTEM_KEY,
+      HEALTH_LOOPS_DIR: join(import.meta.dir, "fixtures", "loops"),
+      HEALTH_LOOP_THREADS: "1",
+      HEALTH_REDIS_URL: redis.url,
+      HEALTH_RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
+      HEALTH_RATE_LIMIT_PER_DAY: "1000",
+    };
+    // One after the other: the first creates and migrates the file, the others find it ready.
+    for (const name of ["a", "b", "c"]) instances.push(await startServerProcess(dir, name, env));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const instance of instances) await instance[Symbol.asyncDispose]();
+    instances = [];
+    await redis?.[Symbol.asyncDispose]();
+    dir?.[Symbol.dispose]();
+  });
+
+  test("each instance says where its shared state is", () => {
+    for (const instance of instances)
+      expect(instance.output()).toContain(`Shared state: Redis at 127.0.0.1:${redis.port}`);
+  });
+
+  test(`the planning rate limit admits exactly ${PER_MINUTE} across the three under concurrent load`, async () => {
+    // All requests must fall in one minute window, or two windows would each admit 20. A burst
+    // takes well under a second here; when fewer than 5 s are left in this minute, wait for the
+    // next. The admitted answers' remaining counts (below) would show a second window anyway.
+    const leftMs = 60_000 - (Date.now() % 60_000);
+    if (leftMs < 5_000) await Bun.sleep(leftMs + 100);
+    const responses = await Promise.all(
+      Array.from({ length: 3 * PER_MINUTE }, (_, i) =>
+        postPlan(url(i), SYSTEM_KEY, planningBody({ redacted_prompt: `build an intake agent number ${i}` }), {
+          "x-service-company": "load-test",
+        }),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200).length).toBe(PER_MINUTE);
+    expect(statuses.filter((s) => s === 429).length).toBe(2 * PER_MINUTE);
+    // Counted atomically in one window: each admitted request saw its own remaining count.
+    const remaining = responses
+      .filter((r) => r.status === 200)
+      .map((r) => Number(/"minute";r=(\d+);/.exec(r.headers.get("ratelimit") ?? "")?.[1]))
+      .sort((x, y) => x - y);
+    expect(remaining).toEqual(Array.from({ length: PER_MINUTE }, (_, i) => i));
+    const refused = responses.find((r) => r.status === 429);
+    expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(refused?.headers.get("ratelimit")).toMatch(/^"minute";r=0;/);
+    for (const response of responses) await response.arrayBuffer();
+  });
+
+  test("a cache miss on one instance is a hit on the others", async () => {
+    const body = planningBody({ redacted_prompt: "build a fax intake agent for the billing team" });
+    const headers = { "x-service-company": "cache-test" };
+    const first = await postPlan(url(0), SYSTEM_KEY, body, headers);
+    expect(first.headers.get("x-health-cache")).toBe("miss");
+    const plan = await first.json();
+    for (const i of [1, 2]) {
+      const again = await postPlan(url(i), SYSTEM_KEY, body, headers);
+      expect(again.headers.get("x-health-cache")).toBe("hit");
+      const answer = await again.json();
+      // The same plan, with its own audit id.
+      expect({ ...answer, audit_id: "" }).toEqual({ ...plan, audit_id: "" });
+      expect(answer.audit_id).not.toBe(plan.audit_id);
+    }
+  });
+
+  test("an Idempotency-Key replays from any instance; concurrent repeats never run twice", async () => {
+    const body = planningBody({ redacted_prompt: "build an email intake agent" });
+    const headers = { "x-service-company": "idempotency-test", "idempotency-key": crypto.randomUUID() };
+    const first = await postPlan(url(1), SYSTEM_KEY, body, headers);
+    expect(first.status).toBe(200);
+    const text = await first.text();
+    for (const i of [2, 0]) {
+      const again = await postPlan(url(i), SYSTEM_KEY, body, headers);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(await again.text()).toBe(text);
+    }
+    const other = await postPlan(url(2), SYSTEM_KEY, planningBody(), headers);
+    expect(other.status).toBe(409);
+
+    const raceHeaders = { ...headers, "idempotency-key": crypto.randomUUID() };
+    const race = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => postPlan(url(i), SYSTEM_KEY, body, raceHeaders)),
+    );
+    const ran = race.filter((r) => r.status === 200 && r.headers.get("idempotent-replayed") === null);
+    expect(ran.length).toBe(1);
+    for (const r of race) expect([200, 409]).toContain(r.status);
+    const auditIds = new Set(
+      await Promise.all(race.filter((r) => r.status === 200).map(async (r) => (await r.json()).audit_id)),
+    );
+    expect(auditIds.size).toBe(1);
+    for (const r of race) if (!r.bodyUsed) await r.arrayBuffer();
+  });
+
+  test("a token revoked on one instance is refused by all three on the next request", async () => {
+    const { client } = await signIn(url(0));
+    const created = await client.tokens.create.mutate({ name: "shared", scopes: ["cli:run"] });
+    const account = (i: number) =>
+      fetch(`${url(i)}/cli/account`, { headers: { authorization: `Bearer ${created.token}` } }).then((r) => r.status);
+    expect([await account(0), await account(1), await account(2)]).toEqual([200, 200, 200]);
+    const { client: onB } = await signIn(url(1));
+    await onB.tokens.revoke.mutate({ id: created.id });
+    expect([await account(2), await account(0), await account(1)]).toEqual([401, 401, 401]);
+  });
+});
