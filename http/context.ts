@@ -106,19 +106,15 @@ export const context = new Elysia({ name: "health.context" })
     (ctx as { state?: RequestState }).state = state;
     ctx.set.headers["x-request-id"] = state.requestId;
   })
-  .mapResponse({ as: "global" }, function addServerTiming(ctx) {
-    const { state, set, response } = ctx;
+  // Destructured, not passed whole: Elysia reads a hook's source to decide which request parts
+  // (query, headers, cookies) to parse for every route, and a context handed to a function needs all.
+  .mapResponse({ as: "global" }, function addServerTiming({ state, set, response, route }) {
     set.headers["server-timing"] = state.serverTiming();
     if (state.done !== undefined) {
       const status = response instanceof Response ? response.status : typeof set.status === "number" ? set.status : 200;
-      state.finish(routeOf(ctx), status);
+      state.finish(route ?? "unmatched", status);
     }
   });
-
-/** The matched route's pattern (`/loop/:org_id/:loop_id`), so metrics never carry an id. */
-export function routeOf(ctx: { route?: string }): string {
-  return ctx.route ?? "unmatched";
-}
 
 let instances = 0;
 /**

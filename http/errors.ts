@@ -8,7 +8,7 @@ import { type FieldError, flattenIssues, type StandardIssue } from "../schema/is
 import type { ErrorCode } from "../schema/wire.ts";
 import { bodyValue } from "./body.ts";
 import { HttpProblem, PROBLEM_CONTENT_TYPE, problemBody, statusOf } from "./problem.ts";
-import { type RequestState, routeOf } from "./context.ts";
+import type { RequestState } from "./context.ts";
 
 interface StandardLike {
   "~standard": {
@@ -60,10 +60,10 @@ export function classifyError(code: string | number, error: unknown): ProblemPar
 
 export const errorHandler = new Elysia({ name: "health.errors" }).onError(
   { as: "global" },
-  function renderProblem(ctx) {
-    const { code, error, set } = ctx;
+  // The context is destructured, never passed whole (see addServerTiming in context.ts).
+  function renderProblem({ code, error, set, request, route, ...decorated }) {
     // Absent only if Elysia failed before any hook ran.
-    const state = (ctx as { state?: RequestState }).state;
+    const state = (decorated as { state?: RequestState }).state;
     const parts = classifyError(code, error);
     const requestId = state?.requestId ?? crypto.randomUUID();
     state?.fail(error);
@@ -77,10 +77,13 @@ export const errorHandler = new Elysia({ name: "health.errors" }).onError(
     headers["content-type"] = PROBLEM_CONTENT_TYPE;
     if (state) headers["server-timing"] = state.serverTiming();
     const status = statusOf(parts.code);
-    state?.finish(code === "NOT_FOUND" ? "unmatched" : routeOf(ctx as { route?: string }), status, parts.code);
+    state?.finish(
+      code === "NOT_FOUND" ? "unmatched" : ((route as string | undefined) ?? "unmatched"),
+      status,
+      parts.code,
+    );
     // Refused before its body was read (401, 413, 415): close the connection rather than leave a
     // half-sent body on it, which would also keep a graceful stop waiting forever.
-    const request = (ctx as { request?: Request }).request;
     if (request?.body != null && !request.bodyUsed) headers.connection = "close";
     return new Response(JSON.stringify(problemBody(parts.code, parts.detail, parts.errors)), { status, headers });
   },

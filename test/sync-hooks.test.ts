@@ -22,6 +22,8 @@ import { openDatabase } from "../server/db.ts";
 import { RedisConnection } from "../core/redis.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
 import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
+import { context } from "../http/context.ts";
+import { errorHandler } from "../http/errors.ts";
 
 type Hook = { fn: (...args: never[]) => unknown };
 const KINDS = ["transform", "beforeHandle", "afterHandle", "mapResponse"] as const;
@@ -108,5 +110,21 @@ describe("planning hooks over in-process stores", () => {
       redis.close();
       db.close();
     }
+  });
+});
+
+describe("global hooks", () => {
+  test("Server-Timing, request state and the error renderer make Elysia parse no query, headers or cookies", () => {
+    const inferred: Record<string, string[]> = {};
+    for (const plugin of [context, errorHandler]) {
+      const events = (plugin as unknown as { event: Record<string, Hook[] | undefined> }).event;
+      for (const [kind, list] of Object.entries(events)) {
+        for (const hook of list ?? []) {
+          const inference = sucrose({ [kind]: [hook] } as Parameters<typeof sucrose>[0]);
+          inferred[hook.fn.name] = (["query", "headers", "cookie"] as const).filter((part) => inference[part]);
+        }
+      }
+    }
+    expect(inferred).toEqual({ createRequestState: [], addServerTiming: [], renderProblem: [] });
   });
 });
