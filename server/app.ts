@@ -34,8 +34,9 @@ import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { createHttpMetrics, type HttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
-import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../core/redis.ts";
+import { REDIS_RETRY_AFTER_SECONDS, type RedisConnection, RedisUnavailableError } from "../core/redis.ts";
 import { unavailable } from "../http/problem.ts";
+import { healthRoutes } from "./routes/health.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageRecorder } from "./services/usage.ts";
 
@@ -60,6 +61,8 @@ export interface AppDeps {
   usage: UsageRecorder;
   /** OpenTelemetry traces, or null when they are off. */
   tracing: Tracing | null;
+  /** The shared Redis, when HEALTH_REDIS_URL is set (for /readyz). */
+  redis?: RedisConnection | undefined;
 }
 
 export const PLANNING_BODY_LIMIT = 64 * 1024;
@@ -154,7 +157,7 @@ export function createApp(deps: AppDeps) {
     // are added to the usage rollup (server/services/usage.ts).
     .decorate("observeRequest", observer(metrics, deps.usage, deps.tracing))
     .decorate("startSpan", deps.tracing?.startRequest)
-    .get("/healthz", () => ({ status: "ok", version: SERVER_VERSION }))
+    .use(healthRoutes({ sqlite: deps.db.sqlite, redis: deps.redis }))
     // A person who opens the server's address in a browser wants the console.
     .get("/", function toConsole({ redirect }) {
       return redirect("/admin", 302);

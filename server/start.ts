@@ -153,6 +153,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     catalog,
     usage,
     tracing,
+    redis: stores.redis,
   });
 
   const flush = () => {

@@ -132,3 +132,29 @@ describe.skipIf(!hasRedis)("gateway on Redis", () => {
     expect(back.status).toBe(200);
   });
 });
+
+describe.skipIf(!hasRedis)("readiness with Redis", () => {
+  test("/readyz is 503 while Redis is away and 200 when it is back; /healthz stays 200 and says which", async () => {
+    await using redis = await startRedis();
+    await using server = await startTestServer({ HEALTH_REDIS_URL: redis.url, HEALTH_REDIS_TIMEOUT_MS: "300" });
+    const get = (path: string) => fetch(`${server.url}${path}`);
+    const ready = await get("/readyz");
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: "ok", database: "ok", redis: "ok" });
+
+    await redis.stop();
+    const away = await get("/readyz");
+    expect(away.status).toBe(503);
+    expect(await away.json()).toMatchObject({ status: "degraded", database: "ok", redis: "unavailable" });
+    const alive = await get("/healthz");
+    expect(alive.status).toBe(200);
+    expect(await alive.json()).toMatchObject({ status: "degraded", redis: "unavailable" });
+
+    await redis.start();
+    const back = await eventually(
+      () => get("/readyz"),
+      (r) => r.status === 200,
+    );
+    expect(back.status).toBe(200);
+  });
+});
