@@ -6,7 +6,8 @@
  * hook: what the framework alone costs. Each prints one line `READY <url> <json details>`.
  *
  * gateway knobs (environment): BENCH_TOKENS=N seeds N API tokens before start (the table-size
- * bench); BENCH_LOOPS_DIR points HEALTH_LOOPS_DIR at a folder of loops.
+ * bench); BENCH_LOOPS_DIR points HEALTH_LOOPS_DIR at a folder of loops; BENCH_DB_DIR puts the
+ * database in a given folder, so several gateways share it; HEALTH_REDIS_URL passes through.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,7 +110,8 @@ if (kind === "elysia-floor") {
   });
   console.log(`READY http://127.0.0.1:${server.port} {}`);
 } else if (kind === "gateway") {
-  const dir = mkdtempSync(join(tmpdir(), "health-bench-"));
+  // BENCH_DB_DIR: several gateways on one database file (the instances bench).
+  const dir = process.env.BENCH_DB_DIR ?? mkdtempSync(join(tmpdir(), "health-bench-"));
   const dbUrl = `file:${join(dir, "bench.db")}`;
   const tokens = seedTokens(dbUrl, Number(process.env.BENCH_TOKENS ?? "3"));
   const loaded = loadConfig({
