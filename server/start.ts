@@ -16,7 +16,6 @@ import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { bootstrapAdmin } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
-import { createTracing } from "./services/tracing.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { createRetention } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
@@ -105,16 +104,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
   const usage = new UsageRecorder(db.sqlite);
-  const tracing = createTracing({
-    endpoint:
-      config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-      (config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
-        ? undefined
-        : `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`),
-    serviceName: config.OTEL_SERVICE_NAME,
-    sqlite: db.sqlite,
-    ...(options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }),
-  });
+  // The OpenTelemetry SDK is loaded only when traces are on: off, it costs nothing, start-up included.
+  const traceEndpoint =
+    config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`);
+  const tracing =
+    traceEndpoint === undefined
+      ? null
+      : (await import("./services/tracing.ts")).createTracing({
+          endpoint: traceEndpoint,
+          serviceName: config.OTEL_SERVICE_NAME,
+          sqlite: db.sqlite,
+          ...(options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }),
+        });
   const tokenOf = (trigger: { kind: string; id: string }) => (trigger.kind === "token" ? trigger.id : "");
   const engine = createEngine({
     sqlite: db.sqlite,

@@ -5,7 +5,7 @@
  * and its every step attempt. Without an endpoint nothing is traced.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { parseTraceparent } from "../server/services/tracing.ts";
+import { parseTraceparent } from "../http/traceparent.ts";
 import { FIXTURE_LOOPS_DIR } from "./support/loops.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, type TestServer } from "./support/server.ts";

@@ -5,7 +5,7 @@
  * arriving together share that commit (group commit).
  */
 import { Elysia } from "elysia";
-import { formatTraceparent } from "../services/tracing.ts";
+import { formatTraceparent } from "../../http/traceparent.ts";
 import type { Engine } from "../../core/loop/engine.ts";
 import { auth } from "../../plugins/auth.ts";
 import { idempotency } from "../../plugins/idempotency/index.ts";

@@ -14,36 +14,14 @@
  * Spans carry ids, routes, statuses and names, never a prompt, a body or a token.
  */
 import type { Database } from "bun:sqlite";
-import {
-  ROOT_CONTEXT,
-  type Span,
-  type SpanContext,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
+import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { RunEnded } from "../../core/loop/runner.ts";
 import type { RequestState } from "../../http/context.ts";
+import { parseTraceparent } from "../../http/traceparent.ts";
 import { SERVER_VERSION } from "../version.ts";
-
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-
-/** A W3C traceparent header as a remote span context; null when absent or malformed. */
-export function parseTraceparent(header: string | null | undefined): SpanContext | null {
-  const match = TRACEPARENT.exec(header?.trim().toLowerCase() ?? "");
-  if (match === null) return null;
-  const [, traceId, spanId, flags] = match as unknown as [string, string, string, string];
-  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return null;
-  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
-}
-
-export function formatTraceparent(context: SpanContext): string {
-  return `00-${context.traceId}-${context.spanId}-${context.traceFlags.toString(16).padStart(2, "0")}`;
-}
 
 /** Milliseconds since the epoch, from a `performance.now()` reading. */
 const epochMs = (performanceMs: number) => performance.timeOrigin + performanceMs;
