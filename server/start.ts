@@ -5,7 +5,7 @@
  */
 import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
 import { loadLoops } from "../core/loop/registry.ts";
-import { AuditLog, inlineSink, workerSink } from "../plugins/planning/audit-log.ts";
+import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
@@ -17,6 +17,7 @@ import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { bootstrapAdmin } from "./services/accounts.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
+import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
 import { createRetention } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
 
@@ -97,13 +98,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const stores = createStores(config, db, idempotency);
   const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
-  const audit = new AuditLog(dbPath === ":memory:" ? inlineSink(db.sqlite) : workerSink(dbPath));
+  const writeBehind = dbPath === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(dbPath);
+  const audit = new AuditLog(writeBehind.audit);
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
   for (const problem of loaded.errors) {
     log(`Loop module ${problem.file} skipped: ${problem.message}${problem.location ? ` at ${problem.location}` : ""}`);
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
-  const usage = new UsageRecorder(db.sqlite);
+  const usage = new UsageRecorder(writeBehind.usage);
   // The OpenTelemetry SDK is loaded only when traces are on: off, it costs nothing, start-up included.
   const traceEndpoint =
     config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../server/db.ts";
-import { createUsageReader, quantile, USAGE_BOUNDS, UsageRecorder } from "../server/services/usage.ts";
+import { createUsageReader, quantile, USAGE_BOUNDS, UsageRecorder, usageWriter } from "../server/services/usage.ts";
 import { FIXTURE_LOOPS_DIR } from "./support/loops.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
@@ -160,7 +160,10 @@ describe("the rollup", () => {
     const [one, two] = [openDatabase(url), openDatabase(url)];
     try {
       const now = () => 1_700_000_000_000;
-      const writers = [new UsageRecorder(one.sqlite, now), new UsageRecorder(two.sqlite, now)];
+      const writers = [
+        new UsageRecorder(usageWriter(one.sqlite), now),
+        new UsageRecorder(usageWriter(two.sqlite), now),
+      ];
       for (const [i, writer] of writers.entries()) {
         for (const totalMs of [1, 3, 40]) {
           writer.observePlanning({

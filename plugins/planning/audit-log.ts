@@ -1,10 +1,10 @@
 /**
  * The server-side audit of planning calls: one row per answered call, never the prompt or
  * patient context. Rows leave the hot path at once: they are queued and handed over in small
- * batches (one JSON text each) to a writer. With a database file the writer is a worker thread
- * with its own connection, so the inserts, their commits and SQLite's checkpoints (which fsync)
- * never hold the event loop; with `:memory:` it writes in-thread. A hard crash can lose the rows of at
- * most one flush interval.
+ * batches (one JSON text each) to a sink. The server's sink is its write-behind writer
+ * (server/services/write-behind.ts): a worker thread with its own connection, so the inserts, their
+ * commits and SQLite's checkpoints (which fsync) never hold the event loop. A hard crash can lose
+ * the rows of at most one flush interval.
  */
 import type { Database } from "bun:sqlite";
 import type { planAudit } from "../../schema/tables.ts";
@@ -53,37 +53,6 @@ export interface AuditSink {
   /** Resolves when every row handed over is committed. */
   drain(): Promise<void>;
   close(): Promise<void>;
-}
-
-export function inlineSink(sqlite: Database): AuditSink {
-  const write = auditWriter(sqlite);
-  return { write, drain: async () => {}, close: async () => {} };
-}
-
-/** A worker thread with its own connection to `path` (see audit-worker.ts). */
-export function workerSink(path: string): AuditSink {
-  const worker = new Worker(new URL("./audit-worker.ts", import.meta.url).href);
-  worker.postMessage({ type: "open", path });
-  let asked = 0;
-  const waiting = new Map<number, () => void>();
-  worker.addEventListener("message", (event: MessageEvent<{ type: "drained"; id: number }>) => {
-    waiting.get(event.data.id)?.();
-    waiting.delete(event.data.id);
-  });
-  const drain = () =>
-    new Promise<void>((resolve) => {
-      const id = ++asked;
-      waiting.set(id, resolve);
-      worker.postMessage({ type: "drain", id });
-    });
-  return {
-    write: (batch) => worker.postMessage({ type: "rows", batch }),
-    drain,
-    async close() {
-      await drain();
-      worker.terminate();
-    },
-  };
 }
 
 export class AuditLog {

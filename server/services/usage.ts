@@ -3,10 +3,12 @@
  * summaries the Usage page, tRPC `usage.summary` and `health usage` read from them.
  *
  * Writing stays off the request path: a request adds to an in-memory row for its minute (a map
- * lookup and a few additions, see `observePlanning`), and the server's periodic flush merges the
- * pending rows into the table in one transaction. Counts merge by addition and histograms by
- * adding their buckets, so several processes on one database file add up rather than overwrite.
- * A hard crash loses at most one flush interval of counts, like the audit rows.
+ * lookup and a few additions, see `observePlanning`), and the server's periodic flush hands the
+ * pending rows, as one JSON text, to the write-behind writer (a worker thread with its own
+ * connection, server/services/write-behind.ts), which merges them in one transaction: counts by
+ * addition and histograms by adding their buckets, so several processes on one database file add
+ * up rather than overwrite, and no write lock is ever waited for on the event loop. A hard crash
+ * loses at most one flush interval of counts, like the audit rows.
  *
  * Reading a window reads one row per minute and series, never the audit or run rows: at a
  * million planning calls a day from ten tokens that is at most 14,400 rows a day.
@@ -72,23 +74,12 @@ function bucketOf(bounds: readonly number[], value: number): number {
 
 export class UsageRecorder {
   private pending = new Map<string, Pending>();
-  private readonly select;
-  private readonly upsert;
 
+  /** `write` takes a batch of pending rows as JSON text (see `usageWriter`). */
   constructor(
-    private readonly sqlite: Database,
+    private readonly write: (batch: string) => void,
     private readonly now: () => number = Date.now,
-  ) {
-    this.select = sqlite.query<Pick<Row, Histogram>, [number, string, string, string, string]>(
-      "SELECT gatewayMs, upstreamMs, runMs FROM usage_minutes WHERE minute = ? AND orgId = ? AND company = ? AND tokenId = ? AND loopId = ?",
-    );
-    const columns = ["minute", "orgId", "company", "tokenId", "loopId", ...COUNTS, ...HISTOGRAMS];
-    this.upsert = sqlite.query(
-      `INSERT INTO usage_minutes (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})
-       ON CONFLICT (orgId, minute, company, tokenId, loopId) DO UPDATE SET
-       ${[...COUNTS.map((c) => `${c} = ${c} + excluded.${c}`), ...HISTOGRAMS.map((h) => `${h} = excluded.${h}`)].join(", ")}`,
-    );
-  }
+  ) {}
 
   private row(key: Omit<Key, "minute">): Pending {
     const minute = Math.floor(this.now() / MINUTE_MS);
@@ -139,32 +130,48 @@ export class UsageRecorder {
     this.observe(row, "runMs", USAGE_BOUNDS.run, o.durationMs);
   }
 
-  /** Merges the pending rows into the table; called by the server's periodic flush and at stop. */
+  /** Hands the pending rows to the writer; called by the server's periodic flush and at stop. */
   flush(): void {
     if (this.pending.size === 0) return;
     const rows = [...this.pending.values()];
     this.pending = new Map();
-    // IMMEDIATE: another process merging the same minute waits instead of losing buckets.
-    this.sqlite
-      .transaction(() => {
-        for (const row of rows) {
-          const stored = HISTOGRAMS.some((h) => row.histograms[h] !== undefined)
-            ? this.select.get(row.minute, row.orgId, row.company, row.tokenId, row.loopId)
-            : null;
-          const merged = HISTOGRAMS.map((h) => mergeHistogram(stored?.[h] ?? null, row.histograms[h]));
-          this.upsert.run(
-            row.minute,
-            row.orgId,
-            row.company,
-            row.tokenId,
-            row.loopId,
-            ...COUNTS.map((c) => row.counts[c]),
-            ...merged,
-          );
-        }
-      })
-      .immediate();
+    this.write(JSON.stringify(rows));
   }
+}
+
+/**
+ * Merges a batch of pending rows (JSON text from `UsageRecorder.flush`) into `usage_minutes`, in
+ * one IMMEDIATE transaction: another process merging the same minute waits instead of losing
+ * buckets. Runs on the write-behind thread (or inline for an in-memory database).
+ */
+export function usageWriter(sqlite: Database): (batch: string) => void {
+  const select = sqlite.query<Pick<Row, Histogram>, [number, string, string, string, string]>(
+    "SELECT gatewayMs, upstreamMs, runMs FROM usage_minutes WHERE minute = ? AND orgId = ? AND company = ? AND tokenId = ? AND loopId = ?",
+  );
+  const columns = ["minute", "orgId", "company", "tokenId", "loopId", ...COUNTS, ...HISTOGRAMS];
+  const upsert = sqlite.query(
+    `INSERT INTO usage_minutes (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})
+     ON CONFLICT (orgId, minute, company, tokenId, loopId) DO UPDATE SET
+     ${[...COUNTS.map((c) => `${c} = ${c} + excluded.${c}`), ...HISTOGRAMS.map((h) => `${h} = excluded.${h}`)].join(", ")}`,
+  );
+  const merge = sqlite.transaction((rows: Pending[]) => {
+    for (const row of rows) {
+      const stored = HISTOGRAMS.some((h) => row.histograms[h] !== undefined)
+        ? select.get(row.minute, row.orgId, row.company, row.tokenId, row.loopId)
+        : null;
+      const merged = HISTOGRAMS.map((h) => mergeHistogram(stored?.[h] ?? null, row.histograms[h]));
+      upsert.run(
+        row.minute,
+        row.orgId,
+        row.company,
+        row.tokenId,
+        row.loopId,
+        ...COUNTS.map((c) => row.counts[c]),
+        ...merged,
+      );
+    }
+  });
+  return (batch) => merge.immediate(JSON.parse(batch) as Pending[]);
 }
 
 function mergeHistogram(stored: string | null, added: number[] | undefined): string | null {
