@@ -126,7 +126,7 @@ const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
 const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|STREET|ST|AVE|RD|BLVD|LN|DR)`;
 const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|Lot|Trlr|Trailer|Space|Spc|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
-const HOUSE_NUMBER = String.raw`(?:[NSEW]\d{2,4}[NSEW]\d{3,6}|\d{1,6}[A-Za-z]?(?:-\d{1,4})?(?: 1\/2)?)`;
+const HOUSE_NUMBER = String.raw`\d{1,6}[A-Za-z]?(?:-\d{1,4})?(?: 1\/2)?`;
 
 const H = "[0-9A-Fa-f]{1,4}";
 const V4 = String.raw`\d{1,3}(?:\.\d{1,3}){3}`;
@@ -380,6 +380,11 @@ interface Facts {
   ipv6: boolean;
   /** Five colons or dashes: worth looking for a MAC address. */
   mac: boolean;
+  /** Words that can introduce digits read out: "zip is nine four…", "social is six one two…". */
+  zipWord: boolean;
+  ssnWord: boolean;
+  /** An English month name or abbreviation, any case. */
+  monthWord: boolean;
 }
 
 interface Detector {
@@ -502,7 +507,7 @@ const detectors: readonly Detector[] = [
   // Five to nine digits read out after a ZIP or Social Security cue: "zip is nine four one one zero".
   {
     kind: "zip",
-    needs: "always",
+    needs: "zipWord",
     pattern: rx(
       String.raw`(?<=\b(?:zip|zip code|postal code)\b[^.\n]{0,40}?)\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){4,8}\b`,
       "gi",
@@ -510,7 +515,7 @@ const detectors: readonly Detector[] = [
   },
   {
     kind: "ssn",
-    needs: "always",
+    needs: "ssnWord",
     pattern: rx(
       String.raw`(?<=\b(?:social|ssn|ss|security)\b[^.\n]{0,40}?)\b${DIGIT_WORD}(?:[\s,\-.]{1,4}${DIGIT_WORD}){4,8}\b`,
       "gi",
@@ -631,7 +636,7 @@ const detectors: readonly Detector[] = [
   // Days in words: "the twenty-first of March", "March the third".
   {
     kind: "date",
-    needs: "always",
+    needs: "monthWord",
     pattern: rx(
       String.raw`\b(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s{1,2}of\s{1,2}${MONTH}\b(?:,?\s{1,2}\d{4})?|\b${MONTH}\s{1,2}the\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\b`,
       "gi",
@@ -670,6 +675,12 @@ const detectors: readonly Detector[] = [
       String.raw`\b${HOUSE_NUMBER}\s{1,3}(?:(?:[a-z]{2,20}|\d{1,3}(?:st|nd|rd|th))\s{1,3}){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|highway|hwy|parkway|pkwy|drive|court|terrace)\b\.?${UNIT}`,
       "gi",
     ),
+  },
+  // Wisconsin's compact grid: "W156N11500 Pilgrim Rd".
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(String.raw`\b[NSEW]\d{2,4}[NSEW]\d{3,6}\s{1,3}(?:[A-Z][a-z]{1,20}\s{1,3}){1,4}${STREET_SUFFIX}\b\.?`),
   },
   // Capitals, as return mail and OCR print them: "4410 PINE RIDGE CT, SAVANNAH".
   {
@@ -830,7 +841,7 @@ const detectors: readonly Detector[] = [
   // A month in lower case and a day: "jan 19", "sept 3rd" ("may" is left out: it is mostly a verb).
   {
     kind: "date",
-    needs: "digit",
+    needs: "monthWord",
     pattern: rx(
       String.raw`\b(?:jan|january|feb|february|mar|march|apr|april|june?|july?|aug|august|sept?|september|oct|october|nov|november|dec|december)\.?\s{1,2}(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?:,?\s{1,2}\d{4})?(?![\w:\-]|\.\d)`,
     ),
@@ -967,6 +978,9 @@ function factsOf(text: string): Facts {
     addressKey: /(?:city|town|street|addr)\w*["']?\s{0,2}[:=]/i.test(text),
     ipv6: text.includes("::") || countOf(text, ":", 6),
     mac: countOf(text, ":", 5) || countOf(text, "-", 5),
+    zipWord: /zip|postal/i.test(text),
+    ssnWord: /social|ssn|\bss\b|security/i.test(text),
+    monthWord: /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/i.test(text),
   };
 }
 

@@ -514,6 +514,9 @@ export function findNames(
         token !== undefined &&
         covered[k] === 0 &&
         isTaggerCandidate(token) &&
+        // A common word, a company or a place that no list knows as a name ("Build", "Twilio") is
+        // never scored: it is most of a prompt's capitalised words, and never a name.
+        (!token.capitalised || standing(token) !== Standing.Other) &&
         tagger.score(tokens, k, taggerStanding, taggerMedical) >= tagger.file.threshold;
       if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
       if (from !== -1) add(from, k);
