@@ -1154,7 +1154,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   for (const [from, to] of afterPlaceholders ? placeholderWindows(text) : [[0, text.length] as const]) {
     const window = from === 0 && to === text.length ? text : text.slice(from, to);
     const shifted = (start: number, end: number) => taken(start + from, end + from);
-    for (const name of findNames(window, shifted, shifted)) {
+    for (const name of findNames(window, shifted, shifted, !afterPlaceholders)) {
       found.push({ kind: "name", start: name.start + from, end: name.end + from });
     }
   }

@@ -48,20 +48,40 @@ interface TokenFacts {
 
 const hash = (text: string) => fnv(text, 0, text.length, FNV_OFFSET);
 
+/** Runs of capitals, small letters and digits as X, x and 9 ("Ji-hoon" → "Xx-x"), at most 6 marks. */
 function shape(text: string): string {
-  return text
-    .replace(/\p{Lu}+/gu, "X")
-    .replace(/\p{Ll}+/gu, "x")
-    .replace(/\d+/g, "9")
-    .slice(0, 6);
+  let out = "";
+  let last = "";
+  for (const char of text) {
+    const lower = char.toLowerCase();
+    const upper = char.toUpperCase();
+    // Upper and lower case only: a titlecase letter ("ǅ") or a mark stays itself.
+    const mark =
+      char >= "0" && char <= "9"
+        ? "9"
+        : char === upper && char !== lower
+          ? "X"
+          : char === lower && char !== upper
+            ? "x"
+            : char;
+    if (mark !== last || !(mark === "X" || mark === "x" || mark === "9")) {
+      out += mark;
+      if (out.length === 6) break;
+    }
+    last = mark;
+  }
+  return out;
 }
 
 /** The punctuation of a gap, without its spaces: "", ",", ":", ".", a line break, "(", "'" … */
 function gapCode(gap: string | undefined): number {
   if (gap === undefined) return 1;
-  if (gap.includes("\n")) return 2;
-  const marks = gap.replace(/[ \t]/g, "");
-  return marks.length === 0 ? 3 : hash(marks.slice(0, 3));
+  let marks = "";
+  for (const char of gap) {
+    if (char === "\n") return 2;
+    if (char !== " " && char !== "\t" && marks.length < 3) marks += char;
+  }
+  return marks.length === 0 ? 3 : hash(marks);
 }
 
 function describe(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf): TokenFacts | undefined {
