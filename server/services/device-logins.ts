@@ -132,22 +132,13 @@ function collectSession(db: Db, row: DeviceLoginRow): DevicePollAnswer {
   return { status: "approved", sessionToken: session.token, expiresAt: new Date(session.expiresAt).toISOString() };
 }
 
-/**
- * The lookup went through the unique index on the hash; comparing again in constant time means
- * no answer depends on how much of a guessed hash matched.
- */
-/** What the approval page shows. */
-export interface DeviceLoginView {
-  userCode: string;
-  clientName: string;
-  createdAt: string;
-  expiresAt: string;
-}
+/** What the approval page shows: derived from `toView`, the one place that shapes it. */
+export type DeviceLoginView = ReturnType<typeof toView>;
 
 /** Why a code cannot be approved or denied: unknown, too old, or someone already decided. */
 export type DeviceDecisionError = "not_found" | "expired" | "already_approved" | "already_denied";
 
-function toView(row: DeviceLoginRow): DeviceLoginView {
+function toView(row: DeviceLoginRow) {
   return {
     userCode: formatUserCode(row.userCode),
     clientName: row.clientName,
