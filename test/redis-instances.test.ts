@@ -9,6 +9,7 @@ import { planningBody, postPlan } from "./support/planning.ts";
 import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
 import { type ServerProcess, startServerProcess } from "./support/server-process.ts";
 import { tempDir } from "./support/temp-dir.ts";
+import { lineCounts } from "./support/loops.ts";
 import { adminEnv, signIn } from "./support/trpc.ts";
 
 warnIfNoRedis("the three-instance test");
@@ -133,4 +134,70 @@ describe.skipIf(!hasRedis)("three instances on one SQLite file and one Redis", (
     await onB.tokens.revoke.mutate({ id: created.id });
     expect([await account(2), await account(0), await account(1)]).toEqual([401, 401, 401]);
   });
+
+  // Last: it kills an instance.
+  test("300 triggers spread over the three all complete; kill -9 of one mid-load loses nothing", async () => {
+    const { client } = await signIn(url(0));
+    const { token } = await client.tokens.create.mutate({ name: "spread", scopes: ["loop:run"] });
+    const orgId = (await client.auth.me.query()).org.id;
+    const logFile = join(`${dir}`, "spread.log");
+    const trigger = async (i: number, at: string): Promise<string | undefined> => {
+      try {
+        const response = await fetch(`${at}/loop/${orgId}/loop_logger`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ logFile, tag: `r${i}`, steps: 2, stepDelayMs: 20 }),
+        });
+        return response.status === 202 ? ((await response.json()) as { runId: string }).runId : undefined;
+      } catch {
+        return undefined; // the killed instance refuses the connection
+      }
+    };
+    const accepted = new Map<number, string>();
+    const victim = instances[2];
+    for (let from = 0; from < 300; from += 30) {
+      if (from === 120) await victim?.kill(); // mid-load: some of its runs are executing
+      const batch = Array.from({ length: 30 }, (_, k) => from + k);
+      const alive = from >= 120 ? 2 : 3;
+      const ids = await Promise.all(batch.map((i) => trigger(i, url(i % alive))));
+      batch.forEach((i, k) => {
+        const id = ids[k];
+        if (id !== undefined) accepted.set(i, id);
+      });
+    }
+    // Every trigger was answered 202 by a live instance, before or after the kill.
+    expect(accepted.size).toBe(300);
+    expect(new Set(accepted.values()).size).toBe(300);
+
+    // The survivors finish every run, the killed instance's included (a dead pid on this host
+    // frees its leases at once).
+    const deadline = Date.now() + 60_000;
+    const status = async (runId: string) => {
+      const response = await fetch(`${url(0)}/loop/${orgId}/loop_logger/runs/${runId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return (await response.json()) as { status: string; attempts: number };
+    };
+    let runs: Array<{ status: string; attempts: number }> = [];
+    for (;;) {
+      runs = await Promise.all([...accepted.values()].map(status));
+      if (runs.every((run) => run.status === "complete") || Date.now() > deadline) break;
+      await Bun.sleep(250);
+    }
+    expect(runs.filter((run) => run.status !== "complete")).toEqual([]);
+
+    // Every step ran; a step ran twice only in a run the killed instance had claimed (the step in
+    // flight when it died, whose completion it never wrote), and never more than twice.
+    const counts = lineCounts(logFile);
+    const tags = [...accepted.keys()];
+    for (const i of tags)
+      for (const stepIndex of [0, 1]) expect(counts.get(`r${i} step-${stepIndex}`) ?? 0).toBeGreaterThan(0);
+    const twice = [...counts].filter(([, n]) => n > 1);
+    for (const [, n] of twice) expect(n).toBe(2);
+    for (const [line] of twice) {
+      const i = Number(/^r(\d+) /.exec(line)?.[1]);
+      const run = runs[tags.indexOf(i)];
+      expect(run?.attempts).toBeGreaterThan(1);
+    }
+  }, 120_000);
 });

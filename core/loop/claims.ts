@@ -210,6 +210,18 @@ export function createClaims(sqlite: Database) {
     return false;
   }
 
+  /** Makes the runs of engines that are gone claimable now; how many engines were gone. */
+  function reap(owner: string, now: number, leaseMs: number): number {
+    let revived = 0;
+    for (const row of foreignOwners.all(owner)) {
+      if (!isDead(row, now, leaseMs)) continue;
+      expireOwner.run(row.owner);
+      forgetEngine.run(row.owner);
+      revived += 1;
+    }
+    return revived;
+  }
+
   return {
     claim,
 
@@ -221,14 +233,7 @@ export function createClaims(sqlite: Database) {
     register(owner: string, now: number, leaseMs: number): number {
       return transaction(() => {
         upsertEngine.run({ owner, host, pid: process.pid, now });
-        let revived = 0;
-        for (const row of foreignOwners.all(owner)) {
-          if (!isDead(row, now, leaseMs)) continue;
-          expireOwner.run(row.owner);
-          forgetEngine.run(row.owner);
-          revived += 1;
-        }
-        return revived;
+        return reap(owner, now, leaseMs);
       });
     },
 
@@ -243,6 +248,9 @@ export function createClaims(sqlite: Database) {
     renew(owner: string, now: number, leaseUntil: number): Set<string> {
       return transaction(() => {
         upsertEngine.run({ owner, host, pid: process.pid, now });
+        // A process on this host that died (kill -9, the OOM killer) frees its runs at the next
+        // heartbeat of any live engine, not only when one restarts or its leases run out.
+        reap(owner, now, leaseUntil - now);
         return new Set(renew.all({ owner, leaseUntil }).map((row) => row.id));
       });
     },

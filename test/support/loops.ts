@@ -80,7 +80,6 @@ export async function testEngine(options: Partial<EngineOptions> = {}): Promise<
   };
 }
 
-/** How many times each line occurs in `file` (steps log one line per execution); empty if absent. */
 /** The non-empty lines of a log file a fixture loop appends to; none while it does not exist. */
 export function logLines(file: string): string[] {
   try {
@@ -92,6 +91,7 @@ export function logLines(file: string): string[] {
   }
 }
 
+/** How many times each line occurs in `file` (steps log one line per execution); empty if absent. */
 export function lineCounts(file: string): Map<string, number> {
   const counts = new Map<string, number>();
   let text = "";

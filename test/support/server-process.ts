@@ -12,6 +12,8 @@ export interface ServerProcess {
   url: string;
   /** Everything it printed so far. */
   output(): string;
+  /** SIGKILL, as a crash or an OOM killer would: nothing is flushed or handed back. */
+  kill(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -43,6 +45,10 @@ export async function startServerProcess(
   return {
     url,
     output,
+    async kill() {
+      proc.kill(9);
+      await proc.exited;
+    },
     async [Symbol.asyncDispose]() {
       proc.kill("SIGTERM");
       await proc.exited;
