@@ -18,7 +18,7 @@ import { jsonBody } from "../http/body.ts";
 import { ensureDefaultOrganization } from "../server/bootstrap.ts";
 import { loadConfig } from "../server/config.ts";
 import { openDatabase } from "../server/db.ts";
-import { createToken } from "../server/services/tokens.ts";
+import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
 import { startServer } from "../server/start.ts";
 import { planningRequestSchema } from "../schema/wire.ts";
 
@@ -26,7 +26,8 @@ function seedTokens(dbUrl: string, count: number) {
   const db = openDatabase(dbUrl);
   const org = ensureDefaultOrganization(db);
   const actor = { kind: "system" as const, id: "bench" };
-  const mint = (name: string, scopes: string[]) => createToken(db, { orgId: org.id, name, scopes, actor });
+  const tokens = new SqliteTokenStore(db);
+  const mint = (name: string, scopes: string[]) => tokens.createSync({ orgId: org.id, name, scopes, actor });
   db.sqlite.transaction(() => {
     for (let i = 0; i < Math.max(0, count - 3); i++) mint(`filler-${i}`, ["loop:run"]);
   })();

@@ -16,6 +16,8 @@ import { type AccountResponse, planningRequestSchema } from "../schema/wire.ts";
 import { adminConsole } from "./routes/console.ts";
 import type { AuditLog } from "../plugins/planning/audit-log.ts";
 import type { Authenticator } from "./services/authenticator.ts";
+import type { SqliteTokenStore } from "./services/token-store-sqlite.ts";
+import type { TokenStore } from "./services/tokens.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
 import { errorHandler } from "../http/errors.ts";
@@ -41,7 +43,10 @@ import type { Tracing } from "./services/tracing.ts";
 import type { UsageRecorder } from "./services/usage.ts";
 
 export interface AppDeps {
-  authenticator: Authenticator;
+  /** Over SQLite, so synchronous: the auth hooks have no async form yet (PostgreSQL is not served). */
+  authenticator: Authenticator<SqliteTokenStore>;
+  /** API tokens, for the admin API. */
+  tokens: TokenStore;
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
   idempotency: SqliteIdempotencyStore;

@@ -1,6 +1,7 @@
 /**
  * Opens the SQLite database, tunes it for a server (WAL, busy timeout) and applies the
- * drizzle-kit migrations checked in under drizzle/.
+ * drizzle-kit migrations checked in under drizzle/. PostgreSQL has its own opener
+ * (db-postgres.ts), used by the ported stores and their tests; the server does not take it yet.
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
@@ -13,6 +14,11 @@ export type Db = ReturnType<typeof openDatabase>;
 
 const migrationsFolder = join(import.meta.dir, "..", "drizzle");
 
+/** A PostgreSQL URL, for db-postgres.ts; anything else is an SQLite file here. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
 /** `file:path`, a bare path, or `:memory:`. */
 export function databasePath(url: string): string {
   const path = url.startsWith("file:") ? url.slice("file:".length) : url;
@@ -20,6 +26,8 @@ export function databasePath(url: string): string {
 }
 
 export function openDatabase(url: string) {
+  // Taken for a path, it would quietly create an SQLite file under ./postgres:/ (config.ts refuses it too).
+  if (isPostgresUrl(url)) throw new Error("openDatabase opens SQLite files; PostgreSQL is opened with openPostgres");
   const path = databasePath(url);
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });

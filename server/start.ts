@@ -8,6 +8,7 @@ import { loadLoops } from "../core/loop/registry.ts";
 import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
+import { SqliteTokenStore } from "./services/token-store-sqlite.ts";
 import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
@@ -93,7 +94,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       : undefined;
   const bootstrap = await bootstrapAdmin(db, defaultOrg.id, admin);
 
-  const authenticator = new Authenticator({ sqlite: db.sqlite, systemKeyHash: systemKey.hash, defaultOrg });
+  const tokens = new SqliteTokenStore(db);
+  const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
   const idempotency = new SqliteIdempotencyStore(db.sqlite);
   const stores = createStores(config, db, idempotency);
   const rateLimits = stores.rateLimits;
@@ -144,6 +146,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   });
   const app = createApp({
     authenticator,
+    tokens,
     rateLimits,
     idempotency,
     planningIdempotency: stores.planningIdempotency,
@@ -165,7 +168,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const flush = () => {
     audit.flush();
     rateLimits.flush();
-    authenticator.flush();
+    // SQLite has committed the batch when this returns; a failed one is kept for the next flush.
+    authenticator.flush().catch((error: unknown) => log(`lastUsedAt flush failed: ${(error as Error).message}`));
     usage.flush();
   };
   // Listen before the engine claims any run: a server that cannot listen must not take work.

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadLoops } from "../core/loop/registry.ts";
 import { openDatabase } from "../server/db.ts";
-import { createToken } from "../server/services/tokens.ts";
+import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
 import { startTestServer, tempDir } from "./support/server.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -36,7 +36,7 @@ test("the README's curl examples run as written", async () => {
   using dir = tempDir();
   await using server = await startTestServer({ HEALTH_LOOPS_DIR: join(ROOT, "loops") }, dir);
   const db = openDatabase(`file:${server.dbPath}`);
-  const { token } = createToken(db, {
+  const { token } = new SqliteTokenStore(db).createSync({
     orgId: server.defaultOrg.id,
     name: "readme",
     scopes: ["loop:run"],

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { TRPCClientError } from "@trpc/client";
 import fc from "fast-check";
 import { generateToken, isWellFormedToken } from "../core/tokens.ts";
-import { createToken } from "../server/services/tokens.ts";
+import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
 import { openDatabase } from "../server/db.ts";
 import { postPlan } from "./support/planning.ts";
 import { startTestServer, tempDir } from "./support/server.ts";
@@ -224,7 +224,7 @@ describe("token lifecycle", () => {
     const { client } = await signIn(server.url);
     const db = openDatabase(`file:${server.dbPath}`);
     db.sqlite.run("INSERT INTO organizations (id, slug, name, createdAt) VALUES ('org_other', 'other', 'Other', 0)");
-    const foreign = createToken(db, {
+    const foreign = new SqliteTokenStore(db).createSync({
       orgId: "org_other",
       name: "theirs",
       scopes: ["loop:run"],

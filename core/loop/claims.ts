@@ -36,6 +36,28 @@ type PairParams = ClaimParams & { orgId: string; loopId: string };
 
 export type Claims = ReturnType<typeof createClaims>;
 
+/**
+ * True when the process that holds an engine's leases is gone: it never registered, its heartbeat
+ * is older than a lease, or it ran on this host and its pid no longer exists. Both dialects' claims.
+ */
+export function isEngineGone(
+  row: { host: string | null; pid: number | null; seenAt: number | null },
+  now: number,
+  leaseMs: number,
+  localHost: string,
+): boolean {
+  if (row.seenAt === null) return true;
+  if (now - row.seenAt > leaseMs) return true;
+  if (row.host === localHost && row.pid !== null && row.pid !== process.pid) {
+    try {
+      process.kill(row.pid, 0);
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ESRCH";
+    }
+  }
+  return false;
+}
+
 export function createClaims(sqlite: Database) {
   const host = hostname();
   // Runs whose engine died mid-run (lease expired): resumed first, by replay. They already count
@@ -192,29 +214,11 @@ export function createClaims(sqlite: Database) {
     return null;
   }
 
-  /** True when the process that holds `owner`'s leases is gone. */
-  function isDead(
-    row: { host: string | null; pid: number | null; seenAt: number | null },
-    now: number,
-    leaseMs: number,
-  ): boolean {
-    if (row.seenAt === null) return true;
-    if (now - row.seenAt > leaseMs) return true;
-    if (row.host === host && row.pid !== null && row.pid !== process.pid) {
-      try {
-        process.kill(row.pid, 0);
-      } catch (error) {
-        return (error as NodeJS.ErrnoException).code === "ESRCH";
-      }
-    }
-    return false;
-  }
-
   /** Makes the runs of engines that are gone claimable now; how many engines were gone. */
   function reap(owner: string, now: number, leaseMs: number): number {
     let revived = 0;
     for (const row of foreignOwners.all(owner)) {
-      if (!isDead(row, now, leaseMs)) continue;
+      if (!isEngineGone(row, now, leaseMs, host)) continue;
       expireOwner.run(row.owner);
       forgetEngine.run(row.owner);
       revived += 1;

@@ -10,7 +10,7 @@ import { newId, randomBase62 } from "../../core/ids.ts";
 import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
-import { audit } from "./tokens.ts";
+import { audit } from "./admin-audit.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";

@@ -21,7 +21,7 @@ import { err, ok, type Result } from "../../core/result.ts";
 import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { createSession } from "./accounts.ts";
-import { audit } from "./tokens.ts";
+import { audit } from "./admin-audit.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 /** How long a person has to approve (RFC 8628 suggests minutes, not hours). */

@@ -1,13 +1,14 @@
 /**
- * API token management for one organization: mint (the plaintext returned once), list,
- * revoke. Expected failures are values; the tRPC layer turns them into errors.
+ * API tokens of an organization: what a store of them does, whatever the database. Minted here
+ * (the plaintext returned once, only its SHA-256 stored), listed, revoked, found by hash for the
+ * authenticator, and their lastUsedAt written behind in batches. Implementations:
+ * token-store-sqlite.ts (the server's) and token-store-postgres.ts; test/token-store.test.ts runs
+ * the same suite against both. Expected failures are values; the tRPC layer turns them into errors.
  */
-import { and, desc, eq } from "drizzle-orm";
 import { newId } from "../../core/ids.ts";
-import { err, ok, type Result } from "../../core/result.ts";
+import type { Result } from "../../core/result.ts";
 import { generateToken, hashToken, tokenDisplay } from "../../core/tokens.ts";
-import { adminAudit, apiTokens } from "../../schema/tables.ts";
-import type { Db } from "../db.ts";
+import type { adminAudit, apiTokens, organizations } from "../../schema/tables.ts";
 
 export interface Actor {
   kind: (typeof adminAudit.$inferSelect)["actorKind"];
@@ -27,7 +28,56 @@ export interface TokenView {
   revokedAt: string | null;
 }
 
-type TokenRow = typeof apiTokens.$inferSelect;
+/** The one time the plaintext exists outside the caller's hands. */
+export type CreatedToken = TokenView & { token: string };
+
+/** Both dialects' tables infer this same row (test/schema-dialects.test.ts). */
+export type TokenRow = typeof apiTokens.$inferSelect;
+
+/** What authentication needs of a token, with its organization's slug. */
+export type TokenLookup = Pick<TokenRow, "id" | "name" | "orgId" | "scopes" | "revokedAt" | "lastUsedAt"> & {
+  slug: (typeof organizations.$inferSelect)["slug"];
+};
+
+export type RevokeError = "not_found" | "already_revoked";
+
+export interface CreateTokenInput {
+  orgId: string;
+  name: string;
+  scopes: string[];
+  actor: Actor;
+}
+
+export interface RevokeTokenInput {
+  orgId: string;
+  id: string;
+  actor: Actor;
+}
+
+export interface TokenStore {
+  /** Mints a token and records who did it (admin audit), in one transaction. */
+  create(input: CreateTokenInput): Promise<CreatedToken>;
+  /** The organization's tokens, revoked ones included, newest first. */
+  list(orgId: string): Promise<TokenView[]>;
+  /** A token of another organization is `not_found`: its existence is not revealed. */
+  revoke(input: RevokeTokenInput): Promise<Result<TokenView, RevokeError>>;
+  /** The token with this hex SHA-256, revoked or not (the caller refuses revoked ones), or null. */
+  findByHash(hash: string): Promise<TokenLookup | null>;
+  /** Writes lastUsedAt (token id → epoch ms) for a batch, never moving one back in time. */
+  touch(uses: ReadonlyMap<string, number>): Promise<void>;
+}
+
+/**
+ * A store that can also answer the lookup at once. SQLite can: the authenticator then keeps a
+ * synchronous path, with no promise and no await on the request (docs/stack.md, Elysia).
+ */
+export interface SyncTokenLookup {
+  findByHashSync(hash: string): TokenLookup | null;
+}
+
+export function hasSyncLookup(store: TokenStore): store is TokenStore & SyncTokenLookup {
+  return typeof (store as Partial<SyncTokenLookup>).findByHashSync === "function";
+}
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -46,71 +96,34 @@ export function toTokenView(row: TokenRow): TokenView {
   };
 }
 
-export function createToken(
-  db: Db,
-  input: { orgId: string; name: string; scopes: string[]; actor: Actor },
-): TokenView & { token: string } {
+/** A new token and the row that stands for it; the plaintext is never stored. */
+export function mintToken(input: CreateTokenInput, now: number): { token: string; row: TokenRow } {
   const token = generateToken();
-  const now = Date.now();
-  const row: TokenRow = {
-    id: newId("tok"),
-    orgId: input.orgId,
-    name: input.name,
-    ...tokenDisplay(token),
-    hash: hashToken(token),
-    scopes: JSON.stringify([...new Set(input.scopes)]),
-    createdBy: input.actor.id,
-    createdAt: now,
-    lastUsedAt: null,
-    revokedAt: null,
-    revokedBy: null,
+  return {
+    token,
+    row: {
+      id: newId("tok"),
+      orgId: input.orgId,
+      name: input.name,
+      ...tokenDisplay(token),
+      hash: hashToken(token),
+      scopes: JSON.stringify([...new Set(input.scopes)]),
+      createdBy: input.actor.id,
+      createdAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+      revokedBy: null,
+    },
   };
-  db.sqlite.transaction(() => {
-    db.orm.insert(apiTokens).values(row).run();
-    audit(db, input.orgId, input.actor, "token.create", row.id, now);
-  })();
-  return { ...toTokenView(row), token };
 }
 
-export function listTokens(db: Db, orgId: string): TokenView[] {
-  return db.orm
-    .select()
-    .from(apiTokens)
-    .where(eq(apiTokens.orgId, orgId))
-    .orderBy(desc(apiTokens.createdAt))
-    .all()
-    .map(toTokenView);
-}
-
-export type RevokeError = "not_found" | "already_revoked";
-
-/** A token of another organization is `not_found`: its existence is not revealed. */
-export function revokeToken(
-  db: Db,
-  input: { orgId: string; id: string; actor: Actor },
-): Result<TokenView, RevokeError> {
-  return db.sqlite.transaction((): Result<TokenView, RevokeError> => {
-    const row = db.orm
-      .select()
-      .from(apiTokens)
-      .where(and(eq(apiTokens.id, input.id), eq(apiTokens.orgId, input.orgId)))
-      .get();
-    if (row === undefined) return err("not_found");
-    if (row.revokedAt !== null) return err("already_revoked");
-    const now = Date.now();
-    db.orm.update(apiTokens).set({ revokedAt: now, revokedBy: input.actor.id }).where(eq(apiTokens.id, row.id)).run();
-    audit(db, input.orgId, input.actor, "token.revoke", row.id, now);
-    return ok(toTokenView({ ...row, revokedAt: now, revokedBy: input.actor.id }));
-  })();
-}
-
-export function audit(
-  db: Db,
+/** The admin audit row of a token operation. */
+export function tokenAudit(
   orgId: string,
   actor: Actor,
-  action: string,
-  targetId: string | null,
-  at = Date.now(),
-): void {
-  db.orm.insert(adminAudit).values({ orgId, actorKind: actor.kind, actorId: actor.id, action, targetId, at }).run();
+  action: "token.create" | "token.revoke",
+  id: string,
+  at: number,
+) {
+  return { orgId, actorKind: actor.kind, actorId: actor.id, action, targetId: id, at };
 }

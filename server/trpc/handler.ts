@@ -8,12 +8,14 @@ import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import type { TokenStore } from "../services/tokens.ts";
 import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
 
 export interface TrpcHandlerOptions {
   db: Db;
+  tokens: TokenStore;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */
@@ -45,6 +47,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
         const secret = sessionSecret(request);
         return {
           db: options.db,
+          tokens: options.tokens,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
           deviceStartLimiter: options.deviceStartLimiter,

@@ -10,10 +10,12 @@ import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { UsageReader } from "../services/usage.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import type { TokenStore } from "../services/tokens.ts";
 import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
 
 export interface TrpcContext {
   db: Db;
+  tokens: TokenStore;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */

@@ -6,7 +6,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Config, loadConfig } from "../../server/config.ts";
 import { openDatabase } from "../../server/db.ts";
-import { createToken } from "../../server/services/tokens.ts";
+import { SqliteTokenStore } from "../../server/services/token-store-sqlite.ts";
 import { type RunningServer, startServer } from "../../server/start.ts";
 import { tempDir } from "./temp-dir.ts";
 
@@ -38,7 +38,12 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
 export function mintToken(server: TestServer, scopes: string[], orgId = server.defaultOrg.id) {
   const db = openDatabase(`file:${server.dbPath}`);
   try {
-    return createToken(db, { orgId, name: `t-${scopes.join(",")}`, scopes, actor: { kind: "system", id: "test" } });
+    return new SqliteTokenStore(db).createSync({
+      orgId,
+      name: `t-${scopes.join(",")}`,
+      scopes,
+      actor: { kind: "system", id: "test" },
+    });
   } finally {
     db.close();
   }

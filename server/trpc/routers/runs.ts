@@ -2,7 +2,7 @@
 import { TRPCError } from "@trpc/server";
 import { runIdInput, runStartInput, runsListInput } from "../../../schema/admin.ts";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../routes/loops.ts";
-import { audit } from "../../services/tokens.ts";
+import { audit } from "../../services/admin-audit.ts";
 import { adminProcedure, authedProcedure, router } from "../trpc.ts";
 
 export const runsRouter = router({

@@ -1,12 +1,11 @@
 /** API tokens of the signed-in admin's organization (docs/interface.md §2.4, §4.3). */
 import { TRPCError } from "@trpc/server";
 import { tokenCreateInput, tokenRevokeInput } from "../../../schema/admin.ts";
-import { createToken, listTokens, revokeToken } from "../../services/tokens.ts";
 import { adminProcedure, router } from "../trpc.ts";
 
 export const tokensRouter = router({
   create: adminProcedure.input(tokenCreateInput).mutation(({ ctx, input }) =>
-    createToken(ctx.db, {
+    ctx.tokens.create({
       orgId: ctx.session.orgId,
       name: input.name,
       scopes: input.scopes,
@@ -14,10 +13,10 @@ export const tokensRouter = router({
     }),
   ),
 
-  list: adminProcedure.query(({ ctx }) => listTokens(ctx.db, ctx.session.orgId)),
+  list: adminProcedure.query(({ ctx }) => ctx.tokens.list(ctx.session.orgId)),
 
-  revoke: adminProcedure.input(tokenRevokeInput).mutation(({ ctx, input }) => {
-    const revoked = revokeToken(ctx.db, {
+  revoke: adminProcedure.input(tokenRevokeInput).mutation(async ({ ctx, input }) => {
+    const revoked = await ctx.tokens.revoke({
       orgId: ctx.session.orgId,
       id: input.id,
       actor: { kind: "user", id: ctx.session.userId },
