@@ -221,8 +221,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "license",
-    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DL(?:${NO})?|certificate${NO}|cert${NO}|passport(?:${NO})?|DEA(?:${NO})?)${SEP}${STATE_PREFIX}`,
-    value: String.raw`(?:\d{3}(?: \d{3}){1,3}(?![\w\-])|${ID})`,
+    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?)${SEP}${STATE_PREFIX}`,
+    // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0".
+    value: String.raw`(?:[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|${ID})`,
   },
   {
     kind: "device_id",
@@ -482,13 +483,12 @@ const detectors: readonly Detector[] = [
     ),
     keep: luhnKeep,
   },
-  // Vehicle identification numbers: 17 characters without I, O or Q.
+  // Vehicle identification numbers: 17 capitals and digits, five digits at least (I, O and Q are not
+  // used in VINs, but OCR puts them for 1 and 0).
   {
     kind: "vehicle",
     needs: "digit",
-    pattern: rx(
-      String.raw`(?<![\w\-])(?=[A-HJ-NPR-Z0-9]{0,16}[A-HJ-NPR-Z])(?=[A-HJ-NPR-Z0-9]{0,16}\d)[A-HJ-NPR-Z0-9]{17}(?![\w\-])`,
-    ),
+    pattern: rx(String.raw`(?<![\w\-])(?=[A-Z0-9]{0,16}[A-Z])(?=(?:[A-Z]{0,16}\d){5})[A-Z0-9]{17}(?![\w\-])`),
   },
   // MAC addresses in Cisco's dotted form.
   {
@@ -676,6 +676,31 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
   },
+  // A professional license after its credential: "RN 2291847", "LCSW 27715", "RN-R204871", "CSR 0082341".
+  {
+    kind: "license",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:RN|LPN|LVN|APRN|CRNA|CNM|PA-C|RPh|RPH|LCSW|LMSW|LMFT|LPC|LMHC|CSR|CDS|CCHI|NCCPA)[\s\-#:]{1,3})[A-Z]{0,2}-?\d{4,9}(?![\w\-])`,
+    ),
+  },
+  // A device named before its serial: "patch Z4A2219088", "cycler 1A08412", "ICCID 8901…", "pump_asset=IV-22871".
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:pump|patch|cycler|monitor|meter|transmitter|sensor|hub|tablet|glucometer|CGM|pod|receiver|hearing aids?|ICCID|SIM|asset(?:[_\s-]?tag)?|[a-z]+_asset|left|right)["']?\s{0,2}[=:#]?\s{0,2}["']?)(?=[A-Z0-9\-]{0,24}\d)(?=[A-Z0-9\-]{5,})[A-Z0-9](?:[A-Z0-9]|-(?=[A-Z0-9])){4,24}(?![\w\-.])`,
+      "g",
+    ),
+  },
+  // Utah's grid ("2150 E 3300 S") and Wisconsin's rural numbers ("N5467 County Road K").
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b\d{1,5}\s[NSEW]\s\d{1,5}\s[NSEW]\b|\b[NSEW]\d{3,5}\s(?:County\s(?:Road|Rd|Highway|Hwy|Trunk)|State\s(?:Road|Highway|Hwy)|Highway|Hwy)\s[A-Z0-9]{1,3}\b|\bPost\sOffice\sBox\s\d{1,8}\b|\bHCR\s\d{1,4},?\s(?:Box|BOX)\s\d{1,6}\b`,
+    ),
+  },
   // Wisconsin's compact grid: "W156N11500 Pilgrim Rd".
   {
     kind: "address",
@@ -747,7 +772,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<=\b(?:at|lives at|living at|moved to)\s{1,2})\d{2,6}\s{1,2}\p{Lu}\p{Ll}{2,20}\b(?=\s{0,2}[,.;'")]|\s{1,2}(?:side|back|front|apt|unit|#))`,
+      String.raw`(?<=\b(?:at|lives at|living at|moved to|moved from|from)\s{1,2})\d{1,6}\s{1,2}\p{Lu}\p{Ll}{2,20}\b(?=\s{0,2}[,.;'")]|\s{1,2}(?:side|back|front|apt|unit|#|to|last|and)\b)`,
       "gu",
     ),
   },
@@ -779,7 +804,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "addressKey",
     pattern: rx(
-      String.raw`(?<=\b(?:city|town|street|address(?:${_}line)?(?:${_}\d)?|addr)["']?\s{0,2}[:=]\s{0,2}["']?)(?!\[)(?:[\p{L}0-9][\p{L}0-9'’.#\-+]*(?:[ +](?=[\p{L}0-9#]))?){1,6}`,
+      String.raw`(?<=(?:\b|_)(?:city|town|street|address(?:${_}line)?(?:${_}\d)?|addr\d?|line[12]|house${_}number|straat|huisnummer|plaats)["']?\s{0,2}[:=]\s{0,2}["']?)(?!\[)(?:[\p{L}0-9][\p{L}0-9'’.#\-+]*(?:[ +](?=[\p{L}0-9#]))?){1,6}`,
       "giu",
     ),
   },
@@ -975,7 +1000,9 @@ function factsOf(text: string): Facts {
     placeholder: text.includes("["),
     spelled: /[\s[(]dot[\s\])]/i.test(text) && /[\s[(]at[\s\])]/i.test(text),
     county: text.includes("County") || text.includes("Parish"),
-    addressKey: /(?:city|town|street|addr)\w*["']?\s{0,2}[:=]/i.test(text),
+    addressKey: /(?:city|town|street|addr|line[12]|house.?number|straat|huisnummer|plaats)\w*["']?\s{0,2}[:=]/i.test(
+      text,
+    ),
     ipv6: text.includes("::") || countOf(text, ":", 6),
     mac: countOf(text, ":", 5) || countOf(text, "-", 5),
     zipWord: /zip|postal/i.test(text),

@@ -99,4 +99,11 @@ export const HEALTH_ORGANIZATIONS = [
   "John Muir Health",
   "El Camino Health",
   "Kaiser Foundation",
+  "Delta Dental",
+  "Blue Care Network",
+  "Ambetter",
+  "Tricare",
+  "TRICARE",
+  "Medicaid",
+  "Medicare",
 ] as const;

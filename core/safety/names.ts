@@ -193,6 +193,8 @@ export function tokenize(text: string): Token[] {
     const end = start + raw.length;
     // A placeholder's word ("[DOB]"), letters glued to digits ("ZGP123") or a label ("DOB:") are no name.
     if (text.charCodeAt(start - 1) === 91 && text.charCodeAt(end) === 93) continue;
+    // A command's flag ("--lang es", "-v") is no name, whatever its word.
+    if (text.charCodeAt(start - 1) === 45 && (start < 2 || /[\s-]/.test(text.charAt(start - 2)))) continue;
     if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
     const capitalised = isUpper(raw.charCodeAt(0));
     const lower = raw.toLowerCase();
@@ -359,7 +361,8 @@ export function findNames(
     if (!mayFollowCue(tokens, i)) continue;
     if (!token.capitalised && standing(token) !== Standing.Strong) continue;
     const before = text.slice(Math.max(0, token.start - 40), token.start);
-    const key = KEY.test(before) || HEADER.test(before);
+    const header = HEADER.test(before);
+    const key = KEY.test(before) || header;
     const role = key ? null : ROLE_CUE.exec(before);
     const continued = /\[NAME\],\s{1,2}$/.test(before);
     const labelled = key || continued || role?.groups?.separator !== undefined;
@@ -367,7 +370,8 @@ export function findNames(
     // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
     if (!(person || ((token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before)))) continue;
     // Capitals ("DEMIR YUSUF") only after a label or a key, not after an earlier name's comma.
-    const end = nameAfterCue(tokens, i, labelled, labelled && !continued);
+    // A header in capitals ("TO: ONCOLOGY SCHEDULING") names a department as often as a person.
+    const end = nameAfterCue(tokens, i, labelled, labelled && !continued && !header);
     // After a bare role word ("patient Ana"), one capitalised word is too weak a sign.
     const needed = role !== null && !labelled ? 2 : 1;
     if (nameWords(tokens.slice(i, end)).length >= needed && end > i) {
@@ -446,7 +450,9 @@ export function findNames(
     const acts = strong && /^[ \t]{1,2}$/.test(next.gap) && PERSON_VERBS.has(next.plain);
     const family = strong && FAMILY.has(next.plain) && /^[ \t]{1,2}$/.test(next.gap) && tokens[i - 1]?.plain === "the";
     // "Ana's refill": a strong name owning something.
-    const owns = strong && /^['’]s[ \t]{1,2}$/.test(next.gap) && !vocab().medical.has(fold(token.text));
+    // Not after "St." or "Saint": "St. Luke's" is a hospital.
+    const saint = /^(?:st|saint)$/.test(tokens[i - 1]?.plain ?? "");
+    const owns = strong && !saint && /^['’]s[ \t]{1,2}$/.test(next.gap) && !vocab().medical.has(fold(token.text));
     const speaks =
       standing(token) === Standing.Unknown && /^[ \t]{1,2}$/.test(next.gap) && SPEECH_VERBS.has(next.plain);
     if (possessive || acts || family || owns || speaks) add(i, i + 1);
@@ -519,6 +525,8 @@ export function findNames(
         // A common word, a company or a place that no list knows as a name ("Build", "Twilio") is
         // never scored: it is most of a prompt's capitalised words, and never a name.
         (!token.capitalised || standing(token) !== Standing.Other) &&
+        // A capitalised medical word no list knows as a name ("Hypoglycemia", "KwikPen").
+        !(standing(token) === Standing.Unknown && taggerMedical(token)) &&
         tagger.score(tokens, k, taggerStanding, taggerMedical) >= tagger.file.threshold;
       if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
       if (from !== -1) add(from, k);
