@@ -2,7 +2,6 @@
  * Runs: the list, and one run's input (event.body), steps and output. A run that is not
  * finished is polled once a second: simple, and a run's steps rarely change faster than that.
  */
-import type { TargetedEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, errorCode, errorMessage, type Run, type RunStatus, type RunStep, type RunSummary } from "./api.ts";
 import { formatDuration, isFinished, prettyJson, runDuration, stepDuration } from "./format.ts";
@@ -12,6 +11,7 @@ import {
   ConfirmDialog,
   CopyButton,
   Failure,
+  FilterSelect,
   JsonBlock,
   Loading,
   PageTitle,
@@ -167,8 +167,7 @@ export function RunsPage() {
     }
   }
 
-  function changeFilter(event: TargetedEvent<HTMLSelectElement>) {
-    const { name, value } = event.currentTarget;
+  function changeFilter(name: string, value: string) {
     const next = { ...filter, [name]: value };
     setFirstPage(null);
     setMore(undefined);
@@ -184,29 +183,24 @@ export function RunsPage() {
     <>
       <PageTitle title="Runs">Runs</PageTitle>
       <form class="filters" aria-label="Filter runs" onSubmit={(event) => event.preventDefault()}>
-        <div class="field">
-          <label for="filter-status">Status</label>
-          <select id="filter-status" name="status" value={filter.status} onChange={changeFilter}>
-            <option value="">Any status</option>
-            {STATUSES.map((status) => (
-              <option key={status} value={status}>
-                {status}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="filter-loop">Loop</label>
-          <select id="filter-loop" name="loopId" value={filter.loopId} onChange={changeFilter}>
-            <option value="">Any loop</option>
-            {loops.state === "ready" &&
-              loops.value.map((loop) => (
-                <option key={loop.id} value={loop.id}>
-                  {loop.id}
-                </option>
-              ))}
-          </select>
-        </div>
+        <FilterSelect
+          id="filter-status"
+          label="Status"
+          name="status"
+          value={filter.status}
+          any="Any status"
+          options={STATUSES.map((status) => ({ value: status, label: status }))}
+          onChange={changeFilter}
+        />
+        <FilterSelect
+          id="filter-loop"
+          label="Loop"
+          name="loopId"
+          value={filter.loopId}
+          any="Any loop"
+          options={loops.state === "ready" ? loops.value.map((loop) => ({ value: loop.id, label: loop.id })) : []}
+          onChange={changeFilter}
+        />
         <button type="button" class="secondary" onClick={() => setGeneration((g) => g + 1)}>
           Refresh
         </button>

@@ -1,5 +1,5 @@
 /** Pieces every screen uses: data loading, page headings, dialogs, copy buttons, status badges. */
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, TargetedEvent } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { errorMessage, type RunStatus, type RunStep } from "./api.ts";
 import { relativeTime } from "../core/relative-time.ts";
@@ -247,5 +247,44 @@ export function TrashIcon() {
     <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" focusable="false">
       <path fill="currentColor" d="M9 3h6l1 2h4v2H4V5h4l1-2zm-3 6h12l-1 12H7L6 9zm4 2v8h2v-8h-2zm4 0v8h2v-8h-2z" />
     </svg>
+  );
+}
+
+/** One filter of a list: a labelled select whose first choice, "", means no filter. */
+export function FilterSelect({
+  id,
+  label,
+  name,
+  value,
+  any,
+  options,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  name: string;
+  value: string;
+  /** The label of the no-filter choice ("Any loop"). */
+  any: string;
+  options: ReadonlyArray<{ value: string; label: string }>;
+  onChange: (name: string, value: string) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        name={name}
+        value={value}
+        onChange={(event: TargetedEvent<HTMLSelectElement>) => onChange(name, event.currentTarget.value)}
+      >
+        <option value="">{any}</option>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }

@@ -5,7 +5,6 @@
  * console's CSP allows) and no HTML strings (Trusted Types). Every run figure links to the runs
  * behind it; planning figures have no list behind them, since no prompt is ever kept.
  */
-import type { TargetedEvent } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -13,7 +12,7 @@ import { USAGE_WINDOW_NAMES, type UsageWindow } from "../schema/admin.ts";
 import { api, type Usage } from "./api.ts";
 import { formatDuration } from "./format.ts";
 import { Link, navigate, paths } from "./router.tsx";
-import { Failure, Loading, PageTitle, useResource } from "./ui.tsx";
+import { Failure, FilterSelect, Loading, PageTitle, useResource } from "./ui.tsx";
 
 const POLL_MS = 10_000;
 const WINDOW_LABELS: Record<UsageWindow, string> = {
@@ -83,42 +82,26 @@ export function UsagePage() {
             </label>
           ))}
         </fieldset>
-        <label>
-          Token{" "}
-          <select
-            name="token"
-            value={filter.tokenId}
-            onChange={(event: TargetedEvent<HTMLSelectElement>) =>
-              change({ ...filter, tokenId: event.currentTarget.value })
-            }
-          >
-            <option value="">Every token</option>
-            {tokens.state === "ready" &&
-              tokens.value.map((token) => (
-                <option key={token.id} value={token.id}>
-                  {token.name}
-                </option>
-              ))}
-          </select>
-        </label>
-        <label>
-          Loop{" "}
-          <select
-            name="loop"
-            value={filter.loopId}
-            onChange={(event: TargetedEvent<HTMLSelectElement>) =>
-              change({ ...filter, loopId: event.currentTarget.value })
-            }
-          >
-            <option value="">Every loop</option>
-            {loops.state === "ready" &&
-              loops.value.map((loop) => (
-                <option key={loop.id} value={loop.id}>
-                  {loop.id}
-                </option>
-              ))}
-          </select>
-        </label>
+        <FilterSelect
+          id="usage-token"
+          label="Token"
+          name="tokenId"
+          value={filter.tokenId}
+          any="Every token"
+          options={
+            tokens.state === "ready" ? tokens.value.map((token) => ({ value: token.id, label: token.name })) : []
+          }
+          onChange={(name, value) => change({ ...filter, [name]: value })}
+        />
+        <FilterSelect
+          id="usage-loop"
+          label="Loop"
+          name="loopId"
+          value={filter.loopId}
+          any="Every loop"
+          options={loops.state === "ready" ? loops.value.map((loop) => ({ value: loop.id, label: loop.id })) : []}
+          onChange={(name, value) => change({ ...filter, [name]: value })}
+        />
       </form>
       {usage.state === "loading" && <Loading what="usage" />}
       {usage.state === "failed" && <Failure message={usage.message} retry={usage.reload} />}
@@ -169,18 +152,19 @@ function UsageView({ usage, loopId }: { usage: Usage; loopId: string }) {
             </tr>
           </thead>
           <tbody>
-            <tr>
-              <th scope="row">Gateway</th>
-              <td>{ms(p.gatewayMs.p50)}</td>
-              <td>{ms(p.gatewayMs.p95)}</td>
-              <td>{ms(p.gatewayMs.p99)}</td>
-            </tr>
-            <tr>
-              <th scope="row">Upstream</th>
-              <td>{ms(p.upstreamMs.p50)}</td>
-              <td>{ms(p.upstreamMs.p95)}</td>
-              <td>{ms(p.upstreamMs.p99)}</td>
-            </tr>
+            {(
+              [
+                ["Gateway", p.gatewayMs],
+                ["Upstream", p.upstreamMs],
+              ] as const
+            ).map(([name, times]) => (
+              <tr key={name}>
+                <th scope="row">{name}</th>
+                <td>{ms(times.p50)}</td>
+                <td>{ms(times.p95)}</td>
+                <td>{ms(times.p99)}</td>
+              </tr>
+            ))}
           </tbody>
         </table>
         <Chart

@@ -11,20 +11,21 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchOptions, requestScript, startTarget, type Target, type WrkResult, wrk } from "./wrk.ts";
+import {
+  benchOptions,
+  requestScript,
+  startTarget,
+  type Target,
+  type WrkResult,
+  wrk,
+  BENCH_SYSTEM_KEY,
+  PLANNING_BODY,
+  PLANNING_HEADERS,
+} from "./wrk.ts";
 
 const options = benchOptions();
-const systemKey = "bench-system-key-0123456789abcdef";
-const planBody = JSON.stringify({
-  session_id: "3b241101-e2bb-4255-8caf-4136c566a962",
-  turn_id: "6ec0bd7f-11c0-43da-975e-2a8ad9ebae0b",
-  redacted_prompt: "build an intake agent for our clinic's SMS line that routes forms to front-desk staff",
-  intent: "build_agent",
-  route_context: { hosted: true },
-  safety_checks: ["developer-infrastructure-only"],
-  workspace_manifest: null,
-});
-const planHeaders = { "Content-Type": "application/json", Authorization: `Bearer ${systemKey}` };
+const planBody = PLANNING_BODY;
+const planHeaders = PLANNING_HEADERS;
 const planScript = requestScript("instances-plan", { method: "POST", body: planBody, headers: planHeaders });
 
 const redisServer = Bun.which("redis-server");
@@ -61,7 +62,7 @@ async function startInstances(n: number, redisUrl: string | undefined): Promise<
   const dbDir = mkdtempSync(join(tmpdir(), "health-bench-shared-"));
   const env: Record<string, string> = {
     BENCH_DB_DIR: dbDir,
-    HEALTH_SYSTEM_KEY: systemKey,
+    HEALTH_SYSTEM_KEY: BENCH_SYSTEM_KEY,
     BENCH_LOOPS_DIR: join(import.meta.dir, "loops"),
     ...(redisUrl === undefined ? {} : { HEALTH_REDIS_URL: redisUrl }),
   };

@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { startTarget } from "./wrk.ts";
+import { BENCH_SYSTEM_KEY, PLANNING_BODY, PLANNING_HEADERS, startTarget } from "./wrk.ts";
 
 const { values } = parseArgs({
   options: { duration: { type: "string", default: "8" }, rounds: { type: "string", default: "2" } },
@@ -20,16 +20,7 @@ const rounds = Number(values.rounds);
 const RATES = [1_000, 2_000];
 const WORKERS = 20;
 
-const systemKey = "bench-system-key-0123456789abcdef";
-const body = JSON.stringify({
-  session_id: "3b241101-e2bb-4255-8caf-4136c566a962",
-  turn_id: "6ec0bd7f-11c0-43da-975e-2a8ad9ebae0b",
-  redacted_prompt: "build an intake agent for our clinic's SMS line that routes forms to front-desk staff",
-  intent: "build_agent",
-  route_context: { hosted: true },
-  safety_checks: ["developer-infrastructure-only"],
-  workspace_manifest: null,
-});
+const body = PLANNING_BODY;
 
 interface Latency {
   p50Ms: number;
@@ -39,7 +30,7 @@ interface Latency {
 
 async function hey(url: string, rate: number): Promise<Latency> {
   const args = ["hey", "-z", `${duration}s`, "-c", String(WORKERS), "-q", String(rate / WORKERS), "-m", "POST"];
-  args.push("-T", "application/json", "-H", `Authorization: Bearer ${systemKey}`, "-d", body, url);
+  args.push("-T", "application/json", "-H", `Authorization: Bearer ${BENCH_SYSTEM_KEY}`, "-d", body, url);
   const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
   const out = await new Response(proc.stdout).text();
   if ((await proc.exited) !== 0) throw new Error(`hey failed: ${await new Response(proc.stderr).text()}`);
@@ -55,8 +46,8 @@ async function hey(url: string, rate: number): Promise<Latency> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALTH_SYSTEM_KEY: systemKey });
-const headers = { "Content-Type": "application/json", Authorization: `Bearer ${systemKey}` };
+await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALTH_SYSTEM_KEY: BENCH_SYSTEM_KEY });
+const headers = PLANNING_HEADERS;
 await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
 const hit = await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });
 if (hit.headers.get("x-health-cache") !== "hit") throw new Error(`gateway answered ${hit.status} without a cache hit`);

@@ -16,25 +16,19 @@ import {
   TABLE_HEAD,
   type WrkResult,
   wrk,
+  BENCH_SYSTEM_KEY,
+  PLANNING_BODY,
+  PLANNING_HEADERS,
 } from "./wrk.ts";
 
 const options = benchOptions();
 
-const systemKey = "bench-system-key-0123456789abcdef";
-const body = JSON.stringify({
-  session_id: "3b241101-e2bb-4255-8caf-4136c566a962",
-  turn_id: "6ec0bd7f-11c0-43da-975e-2a8ad9ebae0b",
-  redacted_prompt: "build an intake agent for our clinic's SMS line that routes forms to front-desk staff",
-  intent: "build_agent",
-  route_context: { hosted: true },
-  safety_checks: ["developer-infrastructure-only"],
-  workspace_manifest: null,
-});
-const headers = { "Content-Type": "application/json", Authorization: `Bearer ${systemKey}` };
+const body = PLANNING_BODY;
+const headers = PLANNING_HEADERS;
 const script = requestScript("planning", { method: "POST", body, headers });
 
 await using bare = await startTarget(["bench/targets.ts", "bare"]);
-await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALTH_SYSTEM_KEY: systemKey });
+await using gateway = await startTarget(["bench/targets.ts", "gateway"], { HEALTH_SYSTEM_KEY: BENCH_SYSTEM_KEY });
 
 // Warm the cache (and both JITs) so the measured path is the cache hit.
 await fetch(`${gateway.url}/cli/code/sessions`, { method: "POST", headers, body });

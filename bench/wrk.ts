@@ -132,3 +132,16 @@ export function benchOptions(): { duration: number; connections: number; rounds:
   });
   return { duration: Number(values.duration), connections: Number(values.connections), rounds: Number(values.rounds) };
 }
+
+/** The system key the gateway targets are started with, and a planning request a hit answers. */
+export const BENCH_SYSTEM_KEY = "bench-system-key-0123456789abcdef";
+export const PLANNING_HEADERS = { "Content-Type": "application/json", Authorization: `Bearer ${BENCH_SYSTEM_KEY}` };
+export const PLANNING_BODY = JSON.stringify({
+  session_id: "3b241101-e2bb-4255-8caf-4136c566a962",
+  turn_id: "6ec0bd7f-11c0-43da-975e-2a8ad9ebae0b",
+  redacted_prompt: "build an intake agent for our clinic's SMS line that routes forms to front-desk staff",
+  intent: "build_agent",
+  route_context: { hosted: true },
+  safety_checks: ["developer-infrastructure-only"],
+  workspace_manifest: null,
+});
