@@ -69,7 +69,7 @@ export function placeholder(kind: IdentifierKind): string {
  * Between a label and its value: spaces, `:`, `#`, `=`, "is", "of", "no.", a key's closing quote
  * (`"dob": "…`), a short parenthesis ("member id (Cigna) …"); at most four of them.
  */
-const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
+const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
 /** Between the words of a label: "member id", "member_id", "memberId", "member-id". */
 const _ = String.raw`[\s_\-.]{0,2}`;
 /** A label suffix: "member id", "member #", "member number", "member no." */
@@ -232,8 +232,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "vehicle",
-    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|licen[cs]e${_}plate|plate(?:${NO})?|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
-    value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,10}\d)[A-Z0-9]{1,4}[\s\-][A-Z0-9]{2,5}(?![\w\-])|${ID})`,
+    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placa(?:\\s{1,2}mercosul)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
+    value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,14}\d)[A-Z0-9]{1,4}(?:[\s\-][A-Z0-9]{1,5}){1,2}(?![\w\-])|${ID})`,
   },
   {
     kind: "zip",
@@ -765,7 +765,29 @@ const detectors: readonly Detector[] = [
   {
     kind: "zip",
     needs: "digit",
+    placeholders: true,
     pattern: rx(String.raw`(?:\b(?:APO|FPO|DPO)|\[ADDRESS\])\s{1,2}(?:AE|AP|AA)\s{1,2}(\d{5})(?!\d)`),
+  },
+  // A ZIP right after an address already found and its city: "[ADDRESS] Smyrna 30080", "[ADDRESS], [ADDRESS] 606142231".
+  {
+    kind: "zip",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(
+      String.raw`(?<=\[ADDRESS\](?:,?\s{1,2}(?:\[ADDRESS\]|\p{Lu}[\p{L}.'’\-]{1,20})){0,2},?\s{1,2})\d{5}(?:-?\d{4})?(?![\w\-]|\.\d)`,
+      "gu",
+    ),
+  },
+  // HL7 address components ("…^^NASHUA^NH^03060^^H"): the city before a state and the ZIP after one.
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(String.raw`(?<=\^(?:${STATES})\^)\d{5}(?:-?\d{4})?(?=\^|\||$|\s)`),
+  },
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(String.raw`(?<=\^)\p{Lu}[\p{L} .'’\-]{1,30}(?=\^(?:${STATES})\^\d{5})`, "gu"),
   },
   // "blue house at 2250 Ridgeway": a house number and a capitalised name after "at".
   {
@@ -834,7 +856,7 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
+      String.raw`(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)`,
       "gi",
     ),
   },
@@ -853,6 +875,18 @@ const detectors: readonly Detector[] = [
     pattern: rx(
       String.raw`(?<![\w\-])\d{1,2}[\s\-](?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|SEPT|OCT|NOV|DEC)[\s\-](?:\d{4}|\d{2})(?![\w\-])`,
     ),
+  },
+  // A day and a month in capitals with no year, as bed boards print them: "02-MAR".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-])\d{1,2}-(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)(?![\w\-])`),
+  },
+  // iCalendar times: "20241203T150000".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])T\d{4,6}Z?(?![\w\-])`),
   },
   // Compact dates as feeds print them: "3Jan24", "19JAN2024".
   {
