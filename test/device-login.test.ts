@@ -398,6 +398,9 @@ describe.skipIf(!hasChromium)("the console's device page in Chromium", () => {
     await page.getByRole("heading", { name: "Runs", level: 1 }).waitFor();
     await page.getByRole("link", { name: "Device login" }).click();
     await page.getByRole("heading", { name: "Device login", level: 1 }).waitFor();
+    // A new page moves focus to its title once it has rendered (PageTitle): wait for that, or it
+    // can land in the middle of the typing below and swallow keys.
+    await page.waitForFunction(() => document.activeElement?.tagName === "H1");
     const field = page.getByRole("textbox", { name: "Code" });
     expect(await field.inputValue()).toBe("");
     await field.focus();
