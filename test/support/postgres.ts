@@ -7,6 +7,7 @@
  * `postgres` user the Debian package creates (`runuser -u postgres --`), in a directory handed to
  * it. It is a throwaway cluster: trust authentication on loopback only, and no fsync.
  */
+import { atProcessEnd, freePort } from "./process-end.ts";
 import { existsSync, readdirSync, readFileSync, chownSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
@@ -85,11 +86,10 @@ async function run(binary: string, args: string[]): Promise<{ code: number; outp
   return { code, output: `${out}${err}`.trim() };
 }
 
-// A test that fails (or a file that throws) before disposing must not leave a server behind: on
-// exit, every cluster still running is stopped at once, and its files removed. A signal (Ctrl+C,
-// a CI timeout's SIGTERM) skips exit hooks, so those exit through them; the hooks are installed
-// with the first cluster, leaving the signals of processes that never start one alone. A SIGKILL
-// cannot be caught: its cluster stays until the machine's temp dir is cleaned.
+// A test that fails (or a file that throws) before disposing must not leave a server behind: when
+// the process ends (exit or signal, see process-end.ts), every cluster still running is stopped at
+// once and its files removed. A SIGKILL cannot be caught: its cluster stays until the machine's
+// temp dir is cleaned.
 const live = new Map<string, Disposable>();
 function stopAllNow(): void {
   for (const [data, dir] of live) {
@@ -101,28 +101,6 @@ function stopAllNow(): void {
   }
   live.clear();
 }
-let hooked = false;
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on("exit", stopAllNow);
-  for (const [signal, code] of [
-    ["SIGINT", 130],
-    ["SIGTERM", 143],
-    ["SIGHUP", 129],
-  ] as const) {
-    process.once(signal, () => process.exit(code));
-  }
-}
-
-/** A port the kernel just handed out, free again once this returns (postgres binds it next). */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
 let databases = 0;
 
 export async function startPostgres(): Promise<TestPostgres> {
@@ -146,7 +124,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     dir[Symbol.dispose]();
     throw new Error(`initdb failed: ${init.output.split("\n").slice(-3).join(" ")}`);
   }
-  hookExit();
+  atProcessEnd(stopAllNow);
   live.set(data, dir);
 
   let port = 0;

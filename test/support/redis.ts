@@ -4,6 +4,7 @@
  * middle and bring it back where the gateway expects it. Without Debian's `redis-server` on the
  * PATH the Redis tests skip, saying so (`.ci/run` installs it).
  */
+import { atProcessEnd, freePort } from "./process-end.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RedisClient } from "bun";
@@ -33,19 +34,12 @@ export interface TestRedis {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-// A test that fails before disposing must not leave a redis-server behind.
+// A test that fails before disposing, or a test run stopped by a signal, must not leave a
+// redis-server behind (process-end.ts).
 const live = new Set<Bun.Subprocess>();
-process.on("exit", () => {
+const killLive = () => {
   for (const proc of live) proc.kill(9);
-});
-
-/** A port the kernel just handed out, free again once this returns (redis-server binds it next). */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
+};
 
 async function launch(dir: string, port: number): Promise<Bun.Subprocess> {
   if (REDIS_SERVER === null) throw new Error("redis-server is not installed");
@@ -77,6 +71,7 @@ async function launch(dir: string, port: number): Promise<Bun.Subprocess> {
     const text = logText();
     if (readyLines(text) > before) {
       live.add(proc);
+      atProcessEnd(killLive);
       void proc.exited.then(() => live.delete(proc));
       return proc;
     }
