@@ -30,6 +30,7 @@ import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./services/loop-catalog.ts";
 import { loopRoutes } from "./routes/loops.ts";
 import type { LoginLimiter } from "./services/accounts.ts";
+import type { AdminAudit } from "./services/admin-audit.ts";
 import type { DeviceStartLimiter } from "./services/device-logins.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
@@ -47,6 +48,7 @@ export interface AppDeps {
   authenticator: Authenticator<SqliteTokenStore>;
   /** API tokens, for the admin API. */
   tokens: TokenStore;
+  adminAudit: AdminAudit;
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
   idempotency: SqliteIdempotencyStore;

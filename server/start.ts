@@ -16,6 +16,7 @@ import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { bootstrapAdmin } from "./services/accounts.ts";
+import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
@@ -147,6 +148,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp({
     authenticator,
     tokens,
+    adminAudit: new SqliteAdminAudit(db),
     rateLimits,
     idempotency,
     planningIdempotency: stores.planningIdempotency,

@@ -10,7 +10,7 @@ import { newId, randomBase62 } from "../../core/ids.ts";
 import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
-import { audit } from "./admin-audit.ts";
+import { writeAudit } from "./admin-audit-sqlite.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
@@ -78,7 +78,13 @@ export function createSession(db: Db, userId: string, orgId?: string): { token: 
     .insert(sessions)
     .values({ id: newId("ses"), hash: sha256Hex(token), userId, orgId: membership.orgId, createdAt: now, expiresAt })
     .run();
-  audit(db, membership.orgId, { kind: "user", id: userId }, "session.create", null, now);
+  writeAudit(db, {
+    orgId: membership.orgId,
+    actor: { kind: "user", id: userId },
+    action: "session.create",
+    targetId: null,
+    at: now,
+  });
   return { token, expiresAt };
 }
 

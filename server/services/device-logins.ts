@@ -21,7 +21,7 @@ import { err, ok, type Result } from "../../core/result.ts";
 import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
 import { createSession } from "./accounts.ts";
-import { audit } from "./admin-audit.ts";
+import { writeAudit } from "./admin-audit-sqlite.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 /** How long a person has to approve (RFC 8628 suggests minutes, not hours). */
@@ -193,7 +193,13 @@ export function decideDeviceLogin(
       .set({ status, userId: input.userId, orgId: input.orgId, approvedAt: now })
       .where(and(eq(deviceLogins.id, found.value.id), eq(deviceLogins.status, "pending")))
       .run();
-    audit(db, input.orgId, { kind: "user", id: input.userId }, `device_login.${input.decision}`, found.value.id, now);
+    writeAudit(db, {
+      orgId: input.orgId,
+      actor: { kind: "user", id: input.userId },
+      action: input.decision === "approve" ? "device_login.approve" : "device_login.deny",
+      targetId: found.value.id,
+      at: now,
+    });
     return ok({ ...toView(found.value), status });
   })();
 }

@@ -7,6 +7,7 @@ import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
+import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { createUsageReader } from "../services/usage.ts";
@@ -16,6 +17,7 @@ import { appRouter } from "./routers/_app.ts";
 export interface TrpcHandlerOptions {
   db: Db;
   tokens: TokenStore;
+  adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */
@@ -48,6 +50,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
         return {
           db: options.db,
           tokens: options.tokens,
+          adminAudit: options.adminAudit,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
           deviceStartLimiter: options.deviceStartLimiter,

@@ -9,6 +9,7 @@ import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { UsageReader } from "../services/usage.ts";
 import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
+import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
@@ -16,6 +17,8 @@ import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/red
 export interface TrpcContext {
   db: Db;
   tokens: TokenStore;
+  /** For what no store audits itself (a run terminated through the engine). */
+  adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */
