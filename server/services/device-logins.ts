@@ -20,7 +20,7 @@ import { newId } from "../../core/ids.ts";
 import { err, ok, type Result } from "../../core/result.ts";
 import { deviceLogins } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
-import { createSession } from "./accounts.ts";
+import { createSessionIn } from "./account-store-sqlite.ts";
 import { writeAudit } from "./admin-audit-sqlite.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
@@ -128,7 +128,7 @@ function collectSession(db: Db, row: DeviceLoginRow): DevicePollAnswer {
     .returning({ id: deviceLogins.id })
     .all();
   if (consumed.length !== 1) return EXPIRED;
-  const session = createSession(db, row.userId, row.orgId);
+  const session = createSessionIn(db, row.userId, row.orgId, Date.now());
   return { status: "approved", sessionToken: session.token, expiresAt: new Date(session.expiresAt).toISOString() };
 }
 

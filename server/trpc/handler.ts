@@ -6,16 +6,19 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
-import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
+import { type AccountStore, type LoginLimiter, type SessionUser, sessionResolver } from "../services/accounts.ts";
 import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
+import type { TrpcContext } from "./trpc.ts";
 
 export interface TrpcHandlerOptions {
+  /** SQLite, for the usage rollups and device logins; the other resources go through their stores. */
   db: Db;
+  accounts: AccountStore;
   tokens: TokenStore;
   adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
@@ -39,6 +42,8 @@ function sessionSecret(request: Request): string | null {
 
 export function trpcHandler(options: TrpcHandlerOptions) {
   const usage = createUsageReader(options.db.sqlite);
+  // Synchronous over SQLite (no promise for the lookup every admin request makes), a promise otherwise.
+  const resolveSession = sessionResolver(options.accounts);
   return (request: Request, clientAddress: string) =>
     fetchRequestHandler({
       // Elysia strips the mount prefix only with AOT on; tell tRPC which one it sees.
@@ -46,10 +51,10 @@ export function trpcHandler(options: TrpcHandlerOptions) {
       req: request,
       router: appRouter,
       createContext: ({ resHeaders }) => {
-        const secret = sessionSecret(request);
-        return {
-          db: options.db,
+        const context = (session: SessionUser | null): TrpcContext => ({
+          accounts: options.accounts,
           tokens: options.tokens,
+          db: options.db,
           adminAudit: options.adminAudit,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
@@ -58,11 +63,14 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           catalog: options.catalog,
           usage,
           origin: new URL(request.url).origin,
-          session: secret === null ? null : resolveSession(options.db, secret),
+          session,
           clientAddress,
           secureCookies: new URL(request.url).protocol === "https:",
           resHeaders,
-        };
+        });
+        const secret = sessionSecret(request);
+        const session = secret === null ? null : resolveSession(secret);
+        return session instanceof Promise ? session.then(context) : context(session);
       },
     });
 }

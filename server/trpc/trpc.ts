@@ -8,14 +8,16 @@ import { type FieldError, flattenIssues, type StandardIssue } from "../../schema
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { UsageReader } from "../services/usage.ts";
-import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
+import type { AccountStore, LoginLimiter, SessionUser } from "../services/accounts.ts";
 import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
 
 export interface TrpcContext {
+  /** SQLite, for the device logins (not behind a store yet). */
   db: Db;
+  accounts: AccountStore;
   tokens: TokenStore;
   /** For what no store audits itself (a run terminated through the engine). */
   adminAudit: AdminAudit;
