@@ -18,6 +18,7 @@ import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { bootstrapAdmin } from "./services/accounts.ts";
 import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
+import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
@@ -151,6 +152,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     authenticator,
     tokens,
     accounts,
+    deviceLogins: new SqliteDeviceLoginStore(db),
     adminAudit: new SqliteAdminAudit(db),
     rateLimits,
     idempotency,

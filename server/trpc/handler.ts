@@ -8,7 +8,7 @@ import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type AccountStore, type LoginLimiter, type SessionUser, sessionResolver } from "../services/accounts.ts";
 import type { AdminAudit } from "../services/admin-audit.ts";
-import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
@@ -16,10 +16,11 @@ import { appRouter } from "./routers/_app.ts";
 import type { TrpcContext } from "./trpc.ts";
 
 export interface TrpcHandlerOptions {
-  /** SQLite, for the usage rollups and device logins; the other resources go through their stores. */
+  /** SQLite, for the usage rollups; the other resources go through their stores. */
   db: Db;
   accounts: AccountStore;
   tokens: TokenStore;
+  deviceLogins: DeviceLoginStore;
   adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
@@ -54,7 +55,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
         const context = (session: SessionUser | null): TrpcContext => ({
           accounts: options.accounts,
           tokens: options.tokens,
-          db: options.db,
+          deviceLogins: options.deviceLogins,
           adminAudit: options.adminAudit,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
