@@ -3,7 +3,7 @@
  * before the store had an interface; every method runs synchronously inside, and the async ones
  * resolve with what already happened. A transaction here is never interleaved with another call,
  * which is what makes each check-then-write atomic. The session lookup every console and CLI
- * admin request makes also has a synchronous form, a statement prepared once.
+ * admin request makes is a statement prepared once.
  */
 import { and, eq, gt, sql } from "drizzle-orm";
 import { newId } from "../../core/ids.ts";
@@ -18,7 +18,6 @@ import {
   type SessionUser,
   SETUP_CODE_KEY,
   type SetupError,
-  type SyncSessionLookup,
   setupCodeMatches,
 } from "./accounts.ts";
 import { writeAudit } from "./admin-audit-sqlite.ts";
@@ -49,7 +48,7 @@ export function createSessionIn(db: Db, userId: string, orgId: string | undefine
   })();
 }
 
-export class SqliteAccountStore implements AccountStore, SyncSessionLookup {
+export class SqliteAccountStore implements AccountStore {
   private readonly bySessionHash;
   private readonly deleteExpired;
 
@@ -125,12 +124,8 @@ export class SqliteAccountStore implements AccountStore, SyncSessionLookup {
     return this.createSessionSync(userId, orgId);
   }
 
-  resolveSessionSync(hash: string): SessionUser | null {
-    return this.bySessionHash.get({ hash, now: this.now() }) ?? null;
-  }
-
   async resolveSession(hash: string): Promise<SessionUser | null> {
-    return this.resolveSessionSync(hash);
+    return this.bySessionHash.get({ hash, now: this.now() }) ?? null;
   }
 
   async deleteSession(sessionId: string): Promise<void> {

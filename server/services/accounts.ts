@@ -75,37 +75,19 @@ export interface AccountStore {
   completeSetup(code: string, user: NewUser): Promise<Result<{ id: string }, SetupError>>;
 }
 
-/**
- * A store that can also resolve a session at once. SQLite can: every console and CLI admin
- * request resolves one, and then pays no promise for it (the token store's lookup does the same).
- */
-export interface SyncSessionLookup {
-  resolveSessionSync(hash: string): SessionUser | null;
-}
-
-export function hasSyncSessionLookup(store: AccountStore): store is AccountStore & SyncSessionLookup {
-  return typeof (store as Partial<SyncSessionLookup>).resolveSessionSync === "function";
-}
-
 /** The hash to look a bearer up by, or null for one that cannot be a session secret. */
 export function sessionHash(secret: string): string | null {
   return secret.startsWith(SESSION_PREFIX) && secret.length <= 128 ? sha256Hex(secret) : null;
 }
 
-/** Session secret → signed-in user: synchronous over a store that can answer at once, else a promise. */
-export function sessionResolver(
-  store: AccountStore,
-): (secret: string) => SessionUser | null | Promise<SessionUser | null> {
-  if (hasSyncSessionLookup(store)) {
-    return (secret) => {
-      const hash = sessionHash(secret);
-      return hash === null ? null : store.resolveSessionSync(hash);
-    };
-  }
-  return async (secret) => {
-    const hash = sessionHash(secret);
-    return hash === null ? null : await store.resolveSession(hash);
-  };
+/**
+ * Session secret → signed-in user, for the tRPC context of every console and CLI admin request.
+ * A promise over SQLite too: unlike the token lookup (whose Elysia hook must stay synchronous),
+ * tRPC awaits its context anyway, and a synchronous path measured no faster (bench/sessions.ts).
+ */
+export async function resolveSession(store: AccountStore, secret: string): Promise<SessionUser | null> {
+  const hash = sessionHash(secret);
+  return hash === null ? null : await store.resolveSession(hash);
 }
 
 /** A new session secret and the row that stands for it; the secret is never stored. */

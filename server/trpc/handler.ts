@@ -6,7 +6,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
-import { type AccountStore, type LoginLimiter, type SessionUser, sessionResolver } from "../services/accounts.ts";
+import { type AccountStore, type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
@@ -43,16 +43,15 @@ function sessionSecret(request: Request): string | null {
 
 export function trpcHandler(options: TrpcHandlerOptions) {
   const usage = createUsageReader(options.db.sqlite);
-  // Synchronous over SQLite (no promise for the lookup every admin request makes), a promise otherwise.
-  const resolveSession = sessionResolver(options.accounts);
   return (request: Request, clientAddress: string) =>
     fetchRequestHandler({
       // Elysia strips the mount prefix only with AOT on; tell tRPC which one it sees.
       endpoint: new URL(request.url).pathname.startsWith("/trpc/") ? "/trpc" : "",
       req: request,
       router: appRouter,
-      createContext: ({ resHeaders }) => {
-        const context = (session: SessionUser | null): TrpcContext => ({
+      createContext: async ({ resHeaders }): Promise<TrpcContext> => {
+        const secret = sessionSecret(request);
+        return {
           accounts: options.accounts,
           tokens: options.tokens,
           deviceLogins: options.deviceLogins,
@@ -64,14 +63,11 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           catalog: options.catalog,
           usage,
           origin: new URL(request.url).origin,
-          session,
+          session: secret === null ? null : await resolveSession(options.accounts, secret),
           clientAddress,
           secureCookies: new URL(request.url).protocol === "https:",
           resHeaders,
-        });
-        const secret = sessionSecret(request);
-        const session = secret === null ? null : resolveSession(secret);
-        return session instanceof Promise ? session.then(context) : context(session);
+        };
       },
     });
 }
