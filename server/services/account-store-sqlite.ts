@@ -115,13 +115,8 @@ export class SqliteAccountStore implements AccountStore {
     return row ?? null;
   }
 
-  /** `createSession`, returning the secret itself: for tests and benchmarks that have no await. */
-  createSessionSync(userId: string, orgId?: string): CreatedSession {
-    return createSessionIn(this.db, userId, orgId, this.now());
-  }
-
   async createSession(userId: string, orgId?: string): Promise<CreatedSession> {
-    return this.createSessionSync(userId, orgId);
+    return createSessionIn(this.db, userId, orgId, this.now());
   }
 
   async resolveSession(hash: string): Promise<SessionUser | null> {
