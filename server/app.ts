@@ -29,8 +29,9 @@ import type { Engine } from "../core/loop/engine.ts";
 import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./services/loop-catalog.ts";
 import { loopRoutes } from "./routes/loops.ts";
-import type { LoginLimiter } from "./services/accounts.ts";
-import type { DeviceStartLimiter } from "./services/device-logins.ts";
+import type { AccountStore, LoginLimiter } from "./services/accounts.ts";
+import type { AdminAudit } from "./services/admin-audit.ts";
+import type { DeviceLoginStore, DeviceStartLimiter } from "./services/device-logins.ts";
 import { trpcHandler } from "./trpc/handler.ts";
 import type { Upstream } from "../plugins/planning/upstream.ts";
 import { SERVER_VERSION } from "./version.ts";
@@ -47,6 +48,10 @@ export interface AppDeps {
   authenticator: Authenticator<SqliteTokenStore>;
   /** API tokens, for the admin API. */
   tokens: TokenStore;
+  /** Users, sessions and the first admin: the session of every console and CLI admin request. */
+  accounts: AccountStore;
+  deviceLogins: DeviceLoginStore;
+  adminAudit: AdminAudit;
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
   idempotency: SqliteIdempotencyStore;

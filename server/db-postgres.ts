@@ -16,6 +16,10 @@ export { isPostgresUrl } from "./db.ts";
 
 export type PgDb = Awaited<ReturnType<typeof openPostgres>>;
 export type PgOrm = PgDb["orm"];
+/** A transaction of `PgOrm`; the stores write several rows in one. */
+export type PgTx = Parameters<Parameters<PgOrm["transaction"]>[0]>[0];
+/** Either: a statement that may run alone or inside a caller's transaction. */
+export type PgExecutor = PgOrm | PgTx;
 
 const migrationsFolder = join(import.meta.dir, "..", "drizzle-pg");
 

@@ -16,6 +16,9 @@ import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { bootstrapAdmin } from "./services/accounts.ts";
+import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
+import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
+import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
@@ -92,7 +95,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     config.HEALTH_ADMIN_EMAIL !== undefined && config.HEALTH_ADMIN_PASSWORD !== undefined
       ? { email: config.HEALTH_ADMIN_EMAIL, password: config.HEALTH_ADMIN_PASSWORD }
       : undefined;
-  const bootstrap = await bootstrapAdmin(db, defaultOrg.id, admin);
+  const accounts = new SqliteAccountStore(db);
+  const bootstrap = await bootstrapAdmin(accounts, defaultOrg.id, admin);
 
   const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
@@ -147,6 +151,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp({
     authenticator,
     tokens,
+    accounts,
+    deviceLogins: new SqliteDeviceLoginStore(db),
+    adminAudit: new SqliteAdminAudit(db),
     rateLimits,
     idempotency,
     planningIdempotency: stores.planningIdempotency,

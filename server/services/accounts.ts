@@ -2,15 +2,18 @@
  * Admins: users with an argon2id password hash (Bun.password), a role per organization, and
  * sessions whose secret is stored only as a SHA-256 hash. Sign-in never tells whether the
  * email exists, and failures are rate-limited per email and per client address.
+ *
+ * What a store of accounts does, whatever the database, is `AccountStore`: implementations
+ * account-store-sqlite.ts (the server's) and account-store-postgres.ts, one suite over both
+ * (test/account-store.test.ts). The flows over a store (sign-in, the first admin) live here, so
+ * both dialects share them; password hashing, which is slow, always happens before a store's
+ * transaction, never inside one. Expected failures are values; the tRPC layer turns them into errors.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
 import { timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../../core/hash.ts";
 import { newId, randomBase62 } from "../../core/ids.ts";
-import { err, ok, type Result } from "../../core/result.ts";
-import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
-import type { Db } from "../db.ts";
-import { audit } from "./admin-audit.ts";
+import { err, type Result } from "../../core/result.ts";
+import type { memberships, sessions } from "../../schema/tables.ts";
 import { type EventWindow, SlidingWindow } from "./sliding-window.ts";
 
 export const SESSION_PREFIX = "hss_";
@@ -28,84 +31,117 @@ export interface SessionUser {
   expiresAt: number;
 }
 
-const normalizeEmail = (email: string) => email.trim().toLowerCase();
+/** A user to create: the email already normalised, the password already hashed. */
+export interface NewUser {
+  email: string;
+  passwordHash: string;
+  orgId: string;
+  role: Role;
+}
+
+/** The one time the session secret exists outside the caller's hands. */
+export interface CreatedSession {
+  token: string;
+  expiresAt: number;
+}
+
+export type SetupError = "already_set_up" | "invalid_code" | "email_taken";
+
+export interface AccountStore {
+  userCount(): Promise<number>;
+  /** The user and their membership, in one transaction; of two creations of one email, one is `email_taken`. */
+  createUser(user: NewUser): Promise<Result<{ id: string }, "email_taken">>;
+  /** The user with this normalised email and their password hash, or null. */
+  findLogin(email: string): Promise<{ id: string; passwordHash: string } | null>;
+  /**
+   * A new session of the user in `orgId` (a device-link approval names it), else in the user's
+   * organization, audited as `session.create`. Throws if the user is no member there.
+   */
+  createSession(userId: string, orgId?: string): Promise<CreatedSession>;
+  /** The unexpired session whose secret has this hex SHA-256, with its user, organization and role. */
+  resolveSession(hash: string): Promise<SessionUser | null>;
+  /** Log out; deleting a session that is already gone is not an error. */
+  deleteSession(sessionId: string): Promise<void>;
+  /** Deletes up to `limit` expired sessions (they are refused anyway); how many went. */
+  deleteExpiredSessions(limit: number): Promise<number>;
+  /** Stores the SHA-256 of a new one-time setup code, replacing any earlier one. */
+  setSetupCode(hash: string): Promise<void>;
+  /** The stored SHA-256 of the setup code, or null when there is none (used, or never made). */
+  findSetupCode(): Promise<string | null>;
+  /**
+   * The first admin, with the setup code: the code is checked and used up and the user created in
+   * one transaction, so of two setups at once exactly one creates an admin.
+   */
+  completeSetup(code: string, user: NewUser): Promise<Result<{ id: string }, SetupError>>;
+}
+
+/** The hash to look a bearer up by, or null for one that cannot be a session secret. */
+export function sessionHash(secret: string): string | null {
+  return secret.startsWith(SESSION_PREFIX) && secret.length <= 128 ? sha256Hex(secret) : null;
+}
+
+/**
+ * Session secret → signed-in user, for the tRPC context of every console and CLI admin request.
+ * A promise over SQLite too: unlike the token lookup (whose Elysia hook must stay synchronous),
+ * tRPC awaits its context anyway, and a synchronous path measured no faster (bench/sessions.ts).
+ */
+export async function resolveSession(store: AccountStore, secret: string): Promise<SessionUser | null> {
+  const hash = sessionHash(secret);
+  return hash === null ? null : await store.resolveSession(hash);
+}
+
+/** A new session secret and the row that stands for it; the secret is never stored. */
+export function mintSession(
+  userId: string,
+  orgId: string,
+  now: number,
+): { token: string; row: typeof sessions.$inferSelect } {
+  const token = `${SESSION_PREFIX}${randomBase62(40)}`;
+  const row = {
+    id: newId("ses"),
+    hash: sha256Hex(token),
+    userId,
+    orgId,
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_MS,
+  };
+  return { token, row };
+}
+
+/** The settings key of the setup code's hash. */
+export const SETUP_CODE_KEY = "setup_code_hash";
+
+/** Whether `code` is the setup code whose hex SHA-256 is stored, compared in constant time. */
+export function setupCodeMatches(storedHash: string, code: string): boolean {
+  const given = Buffer.from(sha256Hex(code), "hex");
+  const stored = Buffer.from(storedHash, "hex");
+  return given.length === stored.length && timingSafeEqual(given, stored);
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
 
 // Verified when the email is unknown, so a miss costs as long as a wrong password.
-const DUMMY_HASH = await Bun.password.hash("health-dummy-password-for-timing", { algorithm: "argon2id" });
+const DUMMY_HASH = await hashPassword("health-dummy-password-for-timing");
 
 export async function createUser(
-  db: Db,
+  store: AccountStore,
   input: { email: string; password: string; orgId: string; role: Role },
 ): Promise<Result<{ id: string }, "email_taken">> {
-  const email = normalizeEmail(input.email);
-  const passwordHash = await Bun.password.hash(input.password, { algorithm: "argon2id" });
-  const now = Date.now();
-  return db.sqlite.transaction((): Result<{ id: string }, "email_taken"> => {
-    if (db.orm.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) return err("email_taken");
-    const id = newId("usr");
-    db.orm.insert(users).values({ id, email, passwordHash, createdAt: now }).run();
-    db.orm.insert(memberships).values({ userId: id, orgId: input.orgId, role: input.role, createdAt: now }).run();
-    return ok({ id });
-  })();
+  const passwordHash = await hashPassword(input.password);
+  return store.createUser({ email: normalizeEmail(input.email), passwordHash, orgId: input.orgId, role: input.role });
 }
-
-export const userCount = (db: Db): number => db.orm.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
 
 /** Checks a password; the same answer and about the same time whether or not the email exists. */
-export async function verifyPassword(db: Db, emailInput: string, password: string): Promise<string | null> {
-  const user = db.orm
-    .select()
-    .from(users)
-    .where(eq(users.email, normalizeEmail(emailInput)))
-    .get();
+export async function verifyPassword(
+  store: AccountStore,
+  emailInput: string,
+  password: string,
+): Promise<string | null> {
+  const user = await store.findLogin(normalizeEmail(emailInput));
   const valid = await Bun.password.verify(password, user?.passwordHash ?? DUMMY_HASH);
   return valid && user ? user.id : null;
-}
-
-/** A session in `orgId` (a device-link approval names it), else in the user's organization. */
-export function createSession(db: Db, userId: string, orgId?: string): { token: string; expiresAt: number } {
-  const inOrg = orgId === undefined ? undefined : eq(memberships.orgId, orgId);
-  const membership = db.orm
-    .select()
-    .from(memberships)
-    .where(and(eq(memberships.userId, userId), inOrg))
-    .get();
-  if (!membership) throw new Error("user has no organization");
-  const token = `${SESSION_PREFIX}${randomBase62(40)}`;
-  const now = Date.now();
-  const expiresAt = now + SESSION_TTL_MS;
-  db.orm
-    .insert(sessions)
-    .values({ id: newId("ses"), hash: sha256Hex(token), userId, orgId: membership.orgId, createdAt: now, expiresAt })
-    .run();
-  audit(db, membership.orgId, { kind: "user", id: userId }, "session.create", null, now);
-  return { token, expiresAt };
-}
-
-export function resolveSession(db: Db, token: string): SessionUser | null {
-  if (!token.startsWith(SESSION_PREFIX) || token.length > 128) return null;
-  const row = db.orm
-    .select({
-      sessionId: sessions.id,
-      userId: users.id,
-      email: users.email,
-      orgId: organizations.id,
-      orgSlug: organizations.slug,
-      orgName: organizations.name,
-      role: memberships.role,
-      expiresAt: sessions.expiresAt,
-    })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .innerJoin(organizations, eq(organizations.id, sessions.orgId))
-    .innerJoin(memberships, and(eq(memberships.userId, sessions.userId), eq(memberships.orgId, sessions.orgId)))
-    .where(and(eq(sessions.hash, sha256Hex(token)), gt(sessions.expiresAt, Date.now())))
-    .get();
-  return row ?? null;
-}
-
-export function deleteSession(db: Db, sessionId: string): void {
-  db.orm.delete(sessions).where(eq(sessions.id, sessionId)).run();
 }
 
 /**
@@ -113,38 +149,32 @@ export function deleteSession(db: Db, sessionId: string): void {
  * hash is stored and whose plaintext is returned to print. No default password, ever.
  */
 export async function bootstrapAdmin(
-  db: Db,
+  store: AccountStore,
   orgId: string,
   admin: { email: string; password: string } | undefined,
 ): Promise<{ setupCode?: string; createdAdmin?: string }> {
-  if (userCount(db) > 0) return {};
+  if ((await store.userCount()) > 0) return {};
   if (admin) {
-    await createUser(db, { ...admin, orgId, role: "owner" });
+    await createUser(store, { ...admin, orgId, role: "owner" });
     return { createdAdmin: normalizeEmail(admin.email) };
   }
   const code = randomBase62(24);
-  db.orm
-    .insert(settings)
-    .values({ key: "setup_code_hash", value: sha256Hex(code), updatedAt: Date.now() })
-    .onConflictDoUpdate({ target: settings.key, set: { value: sha256Hex(code), updatedAt: Date.now() } })
-    .run();
+  await store.setSetupCode(sha256Hex(code));
   return { setupCode: code };
 }
 
-export type SetupError = "already_set_up" | "invalid_code" | "email_taken";
-
 export async function completeSetup(
-  db: Db,
+  store: AccountStore,
   orgId: string,
   input: { code: string; email: string; password: string },
 ): Promise<Result<{ id: string }, SetupError>> {
-  if (userCount(db) > 0) return err("already_set_up");
-  const stored = db.orm.select().from(settings).where(eq(settings.key, "setup_code_hash")).get();
-  const given = Buffer.from(sha256Hex(input.code), "hex");
-  if (!stored || !timingSafeEqual(given, Buffer.from(stored.value, "hex"))) return err("invalid_code");
-  const created = await createUser(db, { email: input.email, password: input.password, orgId, role: "owner" });
-  if (created.ok) db.orm.delete(settings).where(eq(settings.key, "setup_code_hash")).run();
-  return created;
+  // Both answered before the password is hashed: setup is unauthenticated, and a wrong code must
+  // cost no argon2 hash. The store checks both again in the transaction that creates the admin.
+  if ((await store.userCount()) > 0) return err("already_set_up");
+  const stored = await store.findSetupCode();
+  if (stored === null || !setupCodeMatches(stored, input.code)) return err("invalid_code");
+  const passwordHash = await hashPassword(input.password);
+  return store.completeSetup(input.code, { email: normalizeEmail(input.email), passwordHash, orgId, role: "owner" });
 }
 
 /** Sign-in is blocked after this many failures of an email or a client address in the window. */

@@ -6,8 +6,9 @@
  */
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import { err, ok, type Result } from "../../core/result.ts";
-import { adminAudit, apiTokens, organizations } from "../../schema/pg-tables.ts";
+import { apiTokens, organizations } from "../../schema/pg-tables.ts";
 import type { PgDb } from "../db-postgres.ts";
+import { writeAudit } from "./admin-audit-postgres.ts";
 import {
   type CreatedToken,
   type CreateTokenInput,
@@ -18,7 +19,6 @@ import {
   type TokenStore,
   type TokenView,
   toTokenView,
-  tokenAudit,
 } from "./tokens.ts";
 
 export class PostgresTokenStore implements TokenStore {
@@ -51,7 +51,13 @@ export class PostgresTokenStore implements TokenStore {
     const { token, row } = mintToken(input, now);
     await this.db.orm.transaction(async (tx) => {
       await tx.insert(apiTokens).values(row);
-      await tx.insert(adminAudit).values(tokenAudit(input.orgId, input.actor, "token.create", row.id, now));
+      await writeAudit(tx, {
+        orgId: input.orgId,
+        actor: input.actor,
+        action: "token.create",
+        targetId: row.id,
+        at: now,
+      });
     });
     return { ...toTokenView(row), token };
   }
@@ -80,7 +86,13 @@ export class PostgresTokenStore implements TokenStore {
           .where(and(eq(apiTokens.id, input.id), eq(apiTokens.orgId, input.orgId)));
         return err(exists === undefined ? "not_found" : "already_revoked");
       }
-      await tx.insert(adminAudit).values(tokenAudit(input.orgId, input.actor, "token.revoke", revoked.id, now));
+      await writeAudit(tx, {
+        orgId: input.orgId,
+        actor: input.actor,
+        action: "token.revoke",
+        targetId: revoked.id,
+        at: now,
+      });
       return ok(toTokenView(revoked));
     });
   }

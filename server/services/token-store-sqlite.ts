@@ -8,7 +8,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { err, ok, type Result } from "../../core/result.ts";
 import { apiTokens } from "../../schema/tables.ts";
 import type { Db } from "../db.ts";
-import { audit } from "./admin-audit.ts";
+import { writeAudit } from "./admin-audit-sqlite.ts";
 import {
   type CreatedToken,
   type CreateTokenInput,
@@ -48,7 +48,13 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
     const { token, row } = mintToken(input, now);
     this.db.sqlite.transaction(() => {
       this.db.orm.insert(apiTokens).values(row).run();
-      audit(this.db, input.orgId, input.actor, "token.create", row.id, now);
+      writeAudit(this.db, {
+        orgId: input.orgId,
+        actor: input.actor,
+        action: "token.create",
+        targetId: row.id,
+        at: now,
+      });
     })();
     return { ...toTokenView(row), token };
   }
@@ -79,7 +85,7 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
       if (row.revokedAt !== null) return err("already_revoked");
       const now = this.now();
       db.orm.update(apiTokens).set({ revokedAt: now, revokedBy: input.actor.id }).where(eq(apiTokens.id, row.id)).run();
-      audit(db, input.orgId, input.actor, "token.revoke", row.id, now);
+      writeAudit(db, { orgId: input.orgId, actor: input.actor, action: "token.revoke", targetId: row.id, at: now });
       return ok(toTokenView({ ...row, revokedAt: now, revokedBy: input.actor.id }));
     })();
   }

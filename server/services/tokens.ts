@@ -8,12 +8,10 @@
 import { newId } from "../../core/ids.ts";
 import type { Result } from "../../core/result.ts";
 import { generateToken, hashToken, tokenDisplay } from "../../core/tokens.ts";
-import type { adminAudit, apiTokens, organizations } from "../../schema/tables.ts";
+import type { apiTokens, organizations } from "../../schema/tables.ts";
+import type { Actor } from "./admin-audit.ts";
 
-export interface Actor {
-  kind: (typeof adminAudit.$inferSelect)["actorKind"];
-  id: string;
-}
+export type { Actor };
 
 export interface TokenView {
   id: string;
@@ -115,15 +113,4 @@ export function mintToken(input: CreateTokenInput, now: number): { token: string
       revokedBy: null,
     },
   };
-}
-
-/** The admin audit row of a token operation. */
-export function tokenAudit(
-  orgId: string,
-  actor: Actor,
-  action: "token.create" | "token.revoke",
-  id: string,
-  at: number,
-) {
-  return { orgId, actorKind: actor.kind, actorId: actor.id, action, targetId: id, at };
 }

@@ -6,16 +6,22 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
-import { type LoginLimiter, resolveSession } from "../services/accounts.ts";
-import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import { type AccountStore, type LoginLimiter, resolveSession } from "../services/accounts.ts";
+import type { AdminAudit } from "../services/admin-audit.ts";
+import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { createUsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
+import type { TrpcContext } from "./trpc.ts";
 
 export interface TrpcHandlerOptions {
+  /** SQLite, for the usage rollups; the other resources go through their stores. */
   db: Db;
+  accounts: AccountStore;
   tokens: TokenStore;
+  deviceLogins: DeviceLoginStore;
+  adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */
@@ -43,11 +49,13 @@ export function trpcHandler(options: TrpcHandlerOptions) {
       endpoint: new URL(request.url).pathname.startsWith("/trpc/") ? "/trpc" : "",
       req: request,
       router: appRouter,
-      createContext: ({ resHeaders }) => {
+      createContext: async ({ resHeaders }): Promise<TrpcContext> => {
         const secret = sessionSecret(request);
         return {
-          db: options.db,
+          accounts: options.accounts,
           tokens: options.tokens,
+          deviceLogins: options.deviceLogins,
+          adminAudit: options.adminAudit,
           defaultOrg: options.defaultOrg,
           loginLimiter: options.loginLimiter,
           deviceStartLimiter: options.deviceStartLimiter,
@@ -55,7 +63,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           catalog: options.catalog,
           usage,
           origin: new URL(request.url).origin,
-          session: secret === null ? null : resolveSession(options.db, secret),
+          session: secret === null ? null : await resolveSession(options.accounts, secret),
           clientAddress,
           secureCookies: new URL(request.url).protocol === "https:",
           resHeaders,

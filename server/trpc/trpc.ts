@@ -1,21 +1,24 @@
 /**
- * tRPC, initialised once: the context (database, the signed-in admin if any), procedures by
+ * tRPC, initialised once: the context (the stores, the signed-in admin if any), procedures by
  * role, and an error formatter that exposes every validation issue, not only the first.
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Engine } from "../../core/loop/engine.ts";
 import { type FieldError, flattenIssues, type StandardIssue } from "../../schema/issues.ts";
-import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import type { UsageReader } from "../services/usage.ts";
-import type { LoginLimiter, SessionUser } from "../services/accounts.ts";
-import type { DeviceStartLimiter } from "../services/device-logins.ts";
+import type { AccountStore, LoginLimiter, SessionUser } from "../services/accounts.ts";
+import type { AdminAudit } from "../services/admin-audit.ts";
+import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
 
 export interface TrpcContext {
-  db: Db;
+  accounts: AccountStore;
   tokens: TokenStore;
+  deviceLogins: DeviceLoginStore;
+  /** For what no store audits itself (a run terminated through the engine). */
+  adminAudit: AdminAudit;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   /** Unauthenticated device-link starts per client address. */

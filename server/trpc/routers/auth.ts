@@ -1,6 +1,6 @@
 /** Sign-in for admins: the console gets an httpOnly cookie, the CLI the session secret. */
 import { TRPCError } from "@trpc/server";
-import { completeSetup, createSession, deleteSession, verifyPassword, userCount } from "../../services/accounts.ts";
+import { completeSetup, verifyPassword } from "../../services/accounts.ts";
 import { loginInput, setupInput } from "../../../schema/admin.ts";
 import { authedProcedure, publicProcedure, router, throttled, type TrpcContext } from "../trpc.ts";
 
@@ -17,10 +17,10 @@ function setSessionCookie(ctx: TrpcContext, token: string, expiresAt: number): v
 
 export const authRouter = router({
   /** Whether the first admin still has to be created with the setup code. */
-  status: publicProcedure.query(({ ctx }) => ({ needsSetup: userCount(ctx.db) === 0 })),
+  status: publicProcedure.query(async ({ ctx }) => ({ needsSetup: (await ctx.accounts.userCount()) === 0 })),
 
   setup: publicProcedure.input(setupInput).mutation(async ({ ctx, input }) => {
-    const created = await completeSetup(ctx.db, ctx.defaultOrg.id, input);
+    const created = await completeSetup(ctx.accounts, ctx.defaultOrg.id, input);
     if (!created.ok) {
       const message = {
         already_set_up: "An admin already exists; sign in instead",
@@ -29,7 +29,7 @@ export const authRouter = router({
       }[created.error];
       throw new TRPCError({ code: created.error === "invalid_code" ? "UNAUTHORIZED" : "CONFLICT", message });
     }
-    const session = createSession(ctx.db, created.value.id);
+    const session = await ctx.accounts.createSession(created.value.id);
     setSessionCookie(ctx, session.token, session.expiresAt);
     return { sessionToken: session.token, expiresAt: new Date(session.expiresAt).toISOString() };
   }),
@@ -39,20 +39,20 @@ export const authRouter = router({
     if (await throttled(ctx, ctx.loginLimiter.blocked(keys))) {
       throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: "Too many failed sign-ins; wait 15 minutes" });
     }
-    const userId = await verifyPassword(ctx.db, input.email, input.password);
+    const userId = await verifyPassword(ctx.accounts, input.email, input.password);
     if (userId === null) {
       await throttled(ctx, ctx.loginLimiter.fail(keys));
       throw new TRPCError({ code: "UNAUTHORIZED", message: "Wrong email or password" });
     }
     // Clearing the failures is a courtesy: a sign-in that succeeded is not refused for want of it.
     await ctx.loginLimiter.succeed(keys).catch(() => {});
-    const session = createSession(ctx.db, userId);
+    const session = await ctx.accounts.createSession(userId);
     setSessionCookie(ctx, session.token, session.expiresAt);
     return { sessionToken: session.token, expiresAt: new Date(session.expiresAt).toISOString() };
   }),
 
-  logout: authedProcedure.mutation(({ ctx }) => {
-    deleteSession(ctx.db, ctx.session.sessionId);
+  logout: authedProcedure.mutation(async ({ ctx }) => {
+    await ctx.accounts.deleteSession(ctx.session.sessionId);
     ctx.resHeaders.append("set-cookie", `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
     return { ok: true as const };
   }),

@@ -10,10 +10,6 @@ import {
   DEVICE_LOGIN_TTL_MS,
   DEVICE_POLL_INTERVAL_SECONDS,
   type DeviceDecisionError,
-  decideDeviceLogin,
-  findDeviceLogin,
-  pollDeviceLogin,
-  startDeviceLogin,
 } from "../../services/device-logins.ts";
 import type { SessionUser } from "../../services/accounts.ts";
 import { authedProcedure, publicProcedure, router, throttled, type TrpcContext } from "../trpc.ts";
@@ -41,8 +37,8 @@ function decisionError(error: DeviceDecisionError, userCode: string): TRPCError 
 }
 
 /** Approves or denies as the signed-in user, in the organization of their session. */
-function decide(ctx: TrpcContext & { session: SessionUser }, userCode: string, decision: "approve" | "deny") {
-  const decided = decideDeviceLogin(ctx.db, {
+async function decide(ctx: TrpcContext & { session: SessionUser }, userCode: string, decision: "approve" | "deny") {
+  const decided = await ctx.deviceLogins.decide({
     userCode,
     decision,
     userId: ctx.session.userId,
@@ -60,7 +56,7 @@ export const deviceRouter = router({
         message: "Too many sign-in requests from this address; wait a minute",
       });
     }
-    const started = startDeviceLogin(ctx.db, input.clientName ?? DEFAULT_CLIENT_NAME);
+    const started = await ctx.deviceLogins.start(input.clientName ?? DEFAULT_CLIENT_NAME);
     const verificationUri = `${ctx.origin}${DEVICE_PAGE_PATH}`;
     return {
       deviceCode: started.deviceCode,
@@ -73,10 +69,10 @@ export const deviceRouter = router({
   }),
 
   // A mutation, not a query: the device code is a secret and belongs in a POST body, never in a URL.
-  poll: publicProcedure.input(devicePollInput).mutation(({ ctx, input }) => pollDeviceLogin(ctx.db, input.deviceCode)),
+  poll: publicProcedure.input(devicePollInput).mutation(({ ctx, input }) => ctx.deviceLogins.poll(input.deviceCode)),
 
-  lookup: authedProcedure.input(deviceUserCodeInput).query(({ ctx, input }) => {
-    const found = findDeviceLogin(ctx.db, input.userCode);
+  lookup: authedProcedure.input(deviceUserCodeInput).query(async ({ ctx, input }) => {
+    const found = await ctx.deviceLogins.find(input.userCode);
     if (found.ok) return found.value;
     throw decisionError(found.error, formatUserCode(input.userCode));
   }),

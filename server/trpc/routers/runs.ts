@@ -2,7 +2,6 @@
 import { TRPCError } from "@trpc/server";
 import { runIdInput, runStartInput, runsListInput } from "../../../schema/admin.ts";
 import { jsonDepth, MAX_JSON_DEPTH } from "../../routes/loops.ts";
-import { audit } from "../../services/admin-audit.ts";
 import { adminProcedure, authedProcedure, router } from "../trpc.ts";
 
 export const runsRouter = router({
@@ -33,7 +32,7 @@ export const runsRouter = router({
     });
   }),
 
-  terminate: adminProcedure.input(runIdInput).mutation(({ ctx, input }) => {
+  terminate: adminProcedure.input(runIdInput).mutation(async ({ ctx, input }) => {
     const outcome = ctx.engine.terminate(ctx.session.orgId, input.id);
     if (!outcome.ok) {
       throw new TRPCError({
@@ -41,7 +40,12 @@ export const runsRouter = router({
         message: outcome.error.message,
       });
     }
-    audit(ctx.db, ctx.session.orgId, { kind: "user", id: ctx.session.userId }, "run.terminate", input.id);
+    await ctx.adminAudit.record({
+      orgId: ctx.session.orgId,
+      actor: { kind: "user", id: ctx.session.userId },
+      action: "run.terminate",
+      targetId: input.id,
+    });
     return outcome.value;
   }),
 });
