@@ -13,18 +13,16 @@ import type { Actor } from "./admin-audit.ts";
 
 export type { Actor };
 
-export interface TokenView {
-  id: string;
-  name: string;
-  prefix: string;
-  lastFour: string;
+/**
+ * A token as the admin API and the CLI show it: its row (derived, so a column added to the table
+ * is one edit) without the hash, times as ISO text, scopes parsed.
+ */
+export type TokenView = Pick<TokenRow, "id" | "name" | "prefix" | "lastFour" | "orgId" | "createdBy"> & {
   scopes: string[];
-  orgId: string;
-  createdBy: string;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
-}
+};
 
 /** The one time the plaintext exists outside the caller's hands. */
 export type CreatedToken = TokenView & { token: string };
