@@ -286,7 +286,10 @@ function labelledBefore(text: string, digit: number): IdentifierSpan | null {
   for (let at = token - 1; at >= reach; at--) {
     if (!isLetter(text.charCodeAt(at)) || (at > 0 && isLetter(text.charCodeAt(at - 1)))) continue;
     const span = labelledAt(text, at);
-    if (span !== null) return span;
+    // Only a value that holds this digit run is its value: a label further back whose value ends
+    // before it ("dl0-0 DOB: … 0") belongs to another run, and taking it here would make a second
+    // redaction of the output find what the first did not.
+    if (span !== null && span.start <= digit && digit < span.end) return span;
   }
   return null;
 }
@@ -1215,7 +1218,9 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   for (const [from, to] of afterPlaceholders ? placeholderWindows(text) : [[0, text.length] as const]) {
     const window = from === 0 && to === text.length ? text : text.slice(from, to);
     const shifted = (start: number, end: number) => taken(start + from, end + from);
-    for (const name of findNames(window, shifted, shifted, !afterPlaceholders)) {
+    // The tagger runs in every pass: a placeholder beside a word changes its score, and a word it
+    // takes only once a neighbour is redacted must be taken now, or redact(redact(x)) would differ.
+    for (const name of findNames(window, shifted, shifted)) {
       found.push({ kind: "name", start: name.start + from, end: name.end + from });
     }
   }

@@ -331,7 +331,17 @@ describe("redact: properties", () => {
         const once = redact(text);
         expect(redact(once)).toBe(once);
       }),
-      { numRuns: 400 },
+      {
+        numRuns: 400,
+        // Found by longer runs of this property: a word the name tagger takes only beside a
+        // placeholder, and a label whose value ends before the digit run it was found from.
+        examples: [
+          ["OBi a@a.aa"],
+          ["DOB: March 1, 1900 Ng D"],
+          ["dl0-0 DOB: 01/01/1900 0"],
+          ["dL0-0 SSN: 001010001 20"],
+        ],
+      },
     );
   });
 

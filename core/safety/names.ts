@@ -337,8 +337,6 @@ export function findNames(
   text: string,
   taken: (start: number, end: number) => boolean,
   identifierNear: (start: number, end: number) => boolean = () => false,
-  /** The learned tagger reads every word once, in the first pass; later passes only add cues. */
-  useTagger = true,
 ): NameSpan[] {
   if (!/\p{L}/u.test(text)) return [];
   const tokens = tokenize(text);
@@ -513,7 +511,7 @@ export function findNames(
   }
 
   // 5c. What the learned tagger reads as part of a name among the words left (name-tagger.ts).
-  const tagger = useTagger ? nameTagger() : null;
+  const tagger = nameTagger();
   if (tagger !== null) {
     let from = -1;
     for (let k = 0; k <= tokens.length; k++) {
