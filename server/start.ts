@@ -9,13 +9,12 @@ import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
 import { SqliteTokenStore } from "./services/token-store-sqlite.ts";
-import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
+import { SqliteStartupStore, startUp } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import { bootstrapAdmin } from "./services/accounts.ts";
 import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
@@ -89,14 +88,15 @@ export function createUpstream(config: Config): Upstream {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((message: string) => console.log(message));
   const db = openDatabase(config.HEALTH_DATABASE_URL);
-  const defaultOrg = ensureDefaultOrganization(db);
-  const systemKey = resolveSystemKey(db, config.HEALTH_SYSTEM_KEY);
   const admin =
     config.HEALTH_ADMIN_EMAIL !== undefined && config.HEALTH_ADMIN_PASSWORD !== undefined
       ? { email: config.HEALTH_ADMIN_EMAIL, password: config.HEALTH_ADMIN_PASSWORD }
       : undefined;
   const accounts = new SqliteAccountStore(db);
-  const bootstrap = await bootstrapAdmin(accounts, defaultOrg.id, admin);
+  const { defaultOrg, systemKey, bootstrap } = await startUp(new SqliteStartupStore(db), accounts, {
+    systemKey: config.HEALTH_SYSTEM_KEY,
+    admin,
+  });
 
   const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });

@@ -155,8 +155,10 @@ export async function bootstrapAdmin(
 ): Promise<{ setupCode?: string; createdAdmin?: string }> {
   if ((await store.userCount()) > 0) return {};
   if (admin) {
-    await createUser(store, { ...admin, orgId, role: "owner" });
-    return { createdAdmin: normalizeEmail(admin.email) };
+    // Instances starting at once on PostgreSQL with the same admin create it once; the others
+    // find the email taken and report nothing.
+    const created = await createUser(store, { ...admin, orgId, role: "owner" });
+    return created.ok ? { createdAdmin: normalizeEmail(admin.email) } : {};
   }
   const code = randomBase62(24);
   await store.setSetupCode(sha256Hex(code));
