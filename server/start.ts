@@ -21,7 +21,7 @@ import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts"
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
-import { createRetention } from "./services/retention.ts";
+import { createRetention, SqliteRetentionStore } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
@@ -197,7 +197,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
   engine.start();
   const retention = createRetention({
-    sqlite: db.sqlite,
+    store: new SqliteRetentionStore(db.sqlite),
     auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,
     runDays: config.HEALTH_RUN_RETENTION_DAYS,
     usageDays: config.HEALTH_USAGE_RETENTION_DAYS,
