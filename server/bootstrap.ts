@@ -32,7 +32,7 @@ export interface StartupStore {
 export interface Startup {
   defaultOrg: { id: string; slug: string };
   systemKey: { hash: string; generated?: string };
-  bootstrap: { setupCode?: string; createdAdmin?: string };
+  bootstrap: Awaited<ReturnType<typeof bootstrapAdmin>>;
 }
 
 /** Everything start-up writes, in order, over either dialect. */

@@ -216,6 +216,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
     );
   }
+  if (bootstrap.setupCodeElsewhere) {
+    log(
+      "No admin yet. Another instance made the one-time setup code less than a minute ago: use the code it printed, or restart this one after a minute for a new code",
+    );
+  }
   if (stores.redis !== undefined && config.HEALTH_REDIS_URL !== undefined) {
     const where = redisLocation(config.HEALTH_REDIS_URL);
     log(

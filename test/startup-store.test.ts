@@ -98,4 +98,27 @@ describe.each(dialects("the start-up tests"))("start-up on $name", ({ skip, open
       }
     },
   );
+
+  test.skipIf(skip)(
+    "five instances starting at once with no admin configured: one setup code made, the others told so",
+    async () => {
+      const h = await open();
+      try {
+        const started = await Promise.all(
+          Array.from({ length: 5 }, () => {
+            const { startup, accounts } = storesOf(h);
+            return startUp(startup, accounts, { systemKey: "configured-key", admin: undefined });
+          }),
+        );
+        const codes = started.flatMap((s) => (s.bootstrap.setupCode === undefined ? [] : [s.bootstrap.setupCode]));
+        expect(codes).toHaveLength(1);
+        expect(started.filter((s) => s.bootstrap.setupCodeElsewhere)).toHaveLength(4);
+        expect(await h.rows("settings")).toEqual([
+          { key: "setup_code_hash", value: sha256Hex(codes[0] ?? ""), updatedAt: T0 },
+        ]);
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });
