@@ -9,20 +9,19 @@ import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
 import { SqliteTokenStore } from "./services/token-store-sqlite.ts";
-import { ensureDefaultOrganization, resolveSystemKey } from "./bootstrap.ts";
+import { SqliteStartupStore, startUp } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import { bootstrapAdmin } from "./services/accounts.ts";
 import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
 import { UsageRecorder } from "./services/usage.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
-import { createRetention } from "./services/retention.ts";
+import { createRetention, SqliteRetentionStore } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
@@ -89,14 +88,15 @@ export function createUpstream(config: Config): Upstream {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((message: string) => console.log(message));
   const db = openDatabase(config.HEALTH_DATABASE_URL);
-  const defaultOrg = ensureDefaultOrganization(db);
-  const systemKey = resolveSystemKey(db, config.HEALTH_SYSTEM_KEY);
   const admin =
     config.HEALTH_ADMIN_EMAIL !== undefined && config.HEALTH_ADMIN_PASSWORD !== undefined
       ? { email: config.HEALTH_ADMIN_EMAIL, password: config.HEALTH_ADMIN_PASSWORD }
       : undefined;
   const accounts = new SqliteAccountStore(db);
-  const bootstrap = await bootstrapAdmin(accounts, defaultOrg.id, admin);
+  const { defaultOrg, systemKey, bootstrap } = await startUp(new SqliteStartupStore(db), accounts, {
+    systemKey: config.HEALTH_SYSTEM_KEY,
+    admin,
+  });
 
   const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
@@ -197,7 +197,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
   engine.start();
   const retention = createRetention({
-    sqlite: db.sqlite,
+    store: new SqliteRetentionStore(db.sqlite),
     auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,
     runDays: config.HEALTH_RUN_RETENTION_DAYS,
     usageDays: config.HEALTH_USAGE_RETENTION_DAYS,
@@ -214,6 +214,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (bootstrap.setupCode !== undefined) {
     log(
       `No admin yet. One-time setup code: ${bootstrap.setupCode}\n  Create the first admin at ${url}/admin or with \`health setup --code <code> --email <email> --password-stdin\``,
+    );
+  }
+  if (bootstrap.setupCodeElsewhere) {
+    log(
+      "No admin yet. Another instance made the one-time setup code less than a minute ago: use the code it printed, or restart this one after a minute for a new code",
     );
   }
   if (stores.redis !== undefined && config.HEALTH_REDIS_URL !== undefined) {

@@ -12,7 +12,7 @@ import type { planAudit } from "../../schema/tables.ts";
 export type PlanAuditRow = typeof planAudit.$inferInsert;
 
 /** The columns of a queued row, in the order a batch carries them. */
-const COLUMNS = [
+export const AUDIT_COLUMNS = [
   "auditId",
   "requestId",
   "company",
@@ -25,6 +25,7 @@ const COLUMNS = [
   "status",
   "createdAt",
 ] as const satisfies ReadonlyArray<keyof PlanAuditRow>;
+const COLUMNS = AUDIT_COLUMNS;
 
 /**
  * A batch travels as one JSON text (an array of row arrays in COLUMNS order): handing a worker

@@ -6,7 +6,7 @@
  * `email_taken`; the first-admin setup locks the setup code's row, so a second setup waits for
  * the first and then finds the code used and an admin there.
  */
-import { and, asc, count, eq, gt, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lt, lte, sql } from "drizzle-orm";
 import { newId } from "../../core/ids.ts";
 import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/pg-tables.ts";
@@ -146,6 +146,20 @@ export class PostgresAccountStore implements AccountStore {
       .insert(settings)
       .values({ key: SETUP_CODE_KEY, value: hash, updatedAt: now })
       .onConflictDoUpdate({ target: settings.key, set: { value: hash, updatedAt: now } });
+  }
+
+  async offerSetupCode(hash: string, freshMs: number): Promise<boolean> {
+    const now = this.now();
+    const stored = await this.db.orm
+      .insert(settings)
+      .values({ key: SETUP_CODE_KEY, value: hash, updatedAt: now })
+      .onConflictDoUpdate({
+        target: settings.key,
+        set: { value: hash, updatedAt: now },
+        setWhere: lte(settings.updatedAt, now - freshMs),
+      })
+      .returning({ key: settings.key });
+    return stored.length > 0;
   }
 
   async findSetupCode(): Promise<string | null> {

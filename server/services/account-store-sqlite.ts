@@ -5,7 +5,7 @@
  * which is what makes each check-then-write atomic. The session lookup every console and CLI
  * admin request makes is a statement prepared once.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, gt, lte, sql } from "drizzle-orm";
 import { newId } from "../../core/ids.ts";
 import { err, ok, type Result } from "../../core/result.ts";
 import { memberships, organizations, sessions, settings, users } from "../../schema/tables.ts";
@@ -142,6 +142,21 @@ export class SqliteAccountStore implements AccountStore {
 
   private findSetupCodeSync(): string | null {
     return this.db.orm.select().from(settings).where(eq(settings.key, SETUP_CODE_KEY)).get()?.value ?? null;
+  }
+
+  async offerSetupCode(hash: string, freshMs: number): Promise<boolean> {
+    const now = this.now();
+    const stored = this.db.orm
+      .insert(settings)
+      .values({ key: SETUP_CODE_KEY, value: hash, updatedAt: now })
+      .onConflictDoUpdate({
+        target: settings.key,
+        set: { value: hash, updatedAt: now },
+        setWhere: lte(settings.updatedAt, now - freshMs),
+      })
+      .returning({ key: settings.key })
+      .all();
+    return stored.length > 0;
   }
 
   async findSetupCode(): Promise<string | null> {

@@ -66,6 +66,11 @@ export interface AccountStore {
   deleteExpiredSessions(limit: number): Promise<number>;
   /** Stores the SHA-256 of a new one-time setup code, replacing any earlier one. */
   setSetupCode(hash: string): Promise<void>;
+  /**
+   * Stores the SHA-256 of a new setup code unless one was stored less than `freshMs` ago, in one
+   * statement; whether it was stored. Of instances starting at once with no admin, one makes the code.
+   */
+  offerSetupCode(hash: string, freshMs: number): Promise<boolean>;
   /** The stored SHA-256 of the setup code, or null when there is none (used, or never made). */
   findSetupCode(): Promise<string | null>;
   /**
@@ -107,6 +112,9 @@ export function mintSession(
   };
   return { token, row };
 }
+
+/** A setup code younger than this is kept by a start that finds it, not replaced. */
+export const SETUP_CODE_SHARED_MS = 60_000;
 
 /** The settings key of the setup code's hash. */
 export const SETUP_CODE_KEY = "setup_code_hash";
@@ -152,14 +160,18 @@ export async function bootstrapAdmin(
   store: AccountStore,
   orgId: string,
   admin: { email: string; password: string } | undefined,
-): Promise<{ setupCode?: string; createdAdmin?: string }> {
+): Promise<{ setupCode?: string; setupCodeElsewhere?: true; createdAdmin?: string }> {
   if ((await store.userCount()) > 0) return {};
   if (admin) {
-    await createUser(store, { ...admin, orgId, role: "owner" });
-    return { createdAdmin: normalizeEmail(admin.email) };
+    // Instances starting at once on PostgreSQL with the same admin create it once; the others
+    // find the email taken and report nothing.
+    const created = await createUser(store, { ...admin, orgId, role: "owner" });
+    return created.ok ? { createdAdmin: normalizeEmail(admin.email) } : {};
   }
   const code = randomBase62(24);
-  await store.setSetupCode(sha256Hex(code));
+  // Instances starting together print one code between them: a code made by another in the last
+  // minute is kept (only one hash is stored, so replacing it would void the code it printed).
+  if (!(await store.offerSetupCode(sha256Hex(code), SETUP_CODE_SHARED_MS))) return { setupCodeElsewhere: true };
   return { setupCode: code };
 }
 

@@ -25,7 +25,7 @@ export const USAGE_BOUNDS = {
 
 type Row = typeof usageMinutes.$inferSelect;
 type Key = Pick<Row, "minute" | "orgId" | "company" | "tokenId" | "loopId">;
-const COUNTS = [
+export const USAGE_COUNTS = [
   "requests",
   "cacheHits",
   "cacheMisses",
@@ -37,11 +37,14 @@ const COUNTS = [
   "runsCompleted",
   "runsErrored",
 ] as const satisfies ReadonlyArray<keyof Row>;
-type Count = (typeof COUNTS)[number];
-const HISTOGRAMS = ["gatewayMs", "upstreamMs", "runMs"] as const satisfies ReadonlyArray<keyof Row>;
-type Histogram = (typeof HISTOGRAMS)[number];
+type Count = (typeof USAGE_COUNTS)[number];
+const COUNTS = USAGE_COUNTS;
+export const USAGE_HISTOGRAMS = ["gatewayMs", "upstreamMs", "runMs"] as const satisfies ReadonlyArray<keyof Row>;
+type Histogram = (typeof USAGE_HISTOGRAMS)[number];
+const HISTOGRAMS = USAGE_HISTOGRAMS;
 
-interface Pending extends Key {
+/** A row of a batch (JSON text from `UsageRecorder.flush`): counts and bucket counts to add. */
+export interface Pending extends Key {
   counts: Record<Count, number>;
   histograms: Partial<Record<Histogram, number[]>>;
 }
