@@ -65,14 +65,17 @@ export class RequestState {
     this.done(this, route, status, problem);
   }
 
-  /** Each plugin's recorded time and when it started (`performance.now()`), in milliseconds. */
+  /** Each plugin's recorded time and, for a traced request, when it started (`performance.now()`), in milliseconds. */
   pluginTimes(): ReadonlyArray<{ name: string; ms: number; at: number }> {
     return this.timings;
   }
 
-  /** Records a plugin's time (milliseconds) under its name, as the plugin ends. */
+  /**
+   * Records a plugin's time (milliseconds) under its name, as the plugin ends. When it started is
+   * read only for a traced request (its span's children need it); otherwise it stays 0.
+   */
   record(name: string, ms: number): void {
-    this.timings.push({ name, ms, at: performance.now() - ms });
+    this.timings.push({ name, ms, at: this.span === undefined ? 0 : performance.now() - ms });
   }
 
   /**
