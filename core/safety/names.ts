@@ -300,8 +300,11 @@ export function isTaggerCandidate(token: Token): boolean {
  * A word's standing as if capitalised: the tagger sees the case separately. A lower-case word no
  * list knows as a name is settled with one lookup (most of a prompt's words).
  */
-export const taggerStanding = (token: TaggerToken): number =>
-  !token.capitalised && !vocab().names.has(fold(token.plain)) ? Standing.Other : standingOf(token.text, true);
+export const taggerStanding = (token: TaggerToken): number => {
+  // A capitalised word of ours already knows its standing (the rules looked it up): reuse it.
+  if (token.capitalised) return "known" in token ? standing(token as Token) : standingOf(token.text, true);
+  return vocab().names.has(fold(token.plain)) ? standingOf(token.text, true) : Standing.Other;
+};
 export const taggerMedical = (token: TaggerToken): boolean => vocab().medical.has(fold(token.plain));
 
 /** Relatives after a possessive name: "Kelechi's sister". */
