@@ -25,6 +25,16 @@ function storesOf(h: DialectHarness): { startup: StartupStore; accounts: Account
     : { startup: new PostgresStartupStore(h.db, now), accounts: new PostgresAccountStore(h.db, now) };
 }
 
+/** `n` instances starting at once on one database, each with its own stores. */
+function startAtOnce(h: DialectHarness, n: number, options: Parameters<typeof startUp>[2]) {
+  return Promise.all(
+    Array.from({ length: n }, () => {
+      const { startup, accounts } = storesOf(h);
+      return startUp(startup, accounts, options);
+    }),
+  );
+}
+
 afterAll(stopPostgres);
 
 describe.each(dialects("the start-up tests"))("start-up on $name", ({ skip, open }) => {
@@ -73,12 +83,7 @@ describe.each(dialects("the start-up tests"))("start-up on $name", ({ skip, open
     async () => {
       const h = await open();
       try {
-        const started = await Promise.all(
-          Array.from({ length: 5 }, () => {
-            const { startup, accounts } = storesOf(h);
-            return startUp(startup, accounts, { systemKey: undefined, admin: ADMIN });
-          }),
-        );
+        const started = await startAtOnce(h, 5, { systemKey: undefined, admin: ADMIN });
         const orgs = await h.rows("organizations");
         const orgId = orgs[0]?.id ?? "";
         expect(orgs.map((o) => o.slug)).toEqual(["default"]);
@@ -104,12 +109,7 @@ describe.each(dialects("the start-up tests"))("start-up on $name", ({ skip, open
     async () => {
       const h = await open();
       try {
-        const started = await Promise.all(
-          Array.from({ length: 5 }, () => {
-            const { startup, accounts } = storesOf(h);
-            return startUp(startup, accounts, { systemKey: "configured-key", admin: undefined });
-          }),
-        );
+        const started = await startAtOnce(h, 5, { systemKey: "configured-key", admin: undefined });
         const codes = started.flatMap((s) => (s.bootstrap.setupCode === undefined ? [] : [s.bootstrap.setupCode]));
         expect(codes).toHaveLength(1);
         expect(started.filter((s) => s.bootstrap.setupCodeElsewhere)).toHaveLength(4);
