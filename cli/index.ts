@@ -45,5 +45,6 @@ Exit codes: 0 success, 1 failure, 2 usage error, 3 blocked by the gate or the sa
     tools: () => import("./commands/tools/index.ts").then((m) => m.default),
     agent: () => import("./commands/agent/index.ts").then((m) => m.default),
     verify: () => import("./commands/verify.ts").then((m) => m.default),
+    db: () => import("./commands/db/index.ts").then((m) => m.default),
   },
 });
