@@ -19,7 +19,9 @@ import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
-import { UsageRecorder } from "./services/usage.ts";
+import { createUsageReader, UsageRecorder } from "./services/usage.ts";
+import { sqliteProbe } from "./routes/health.ts";
+import { sqliteActiveRuns } from "./services/run-counts.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
 import { createRetention, SqliteRetentionStore } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
@@ -162,6 +164,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     upstream: createUpstream(config),
     audit,
     db,
+    database: sqliteProbe(db.sqlite),
+    activeRuns: sqliteActiveRuns(db.sqlite),
+    usageReader: createUsageReader(db.sqlite),
     defaultOrg,
     loginLimiter: stores.loginLimiter,
     deviceStartLimiter: stores.deviceStartLimiter,

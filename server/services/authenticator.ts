@@ -10,6 +10,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../core/authz.ts";
+import type { BearerAuth } from "../../plugins/auth.ts";
 import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
 import { hasSyncLookup, type SyncTokenLookup, type TokenLookup, type TokenStore } from "./tokens.ts";
 
@@ -30,6 +31,8 @@ const MAX_BEARER_CHARS = 512;
 
 export class Authenticator<S extends TokenStore> {
   readonly authenticate: Authenticate<S>;
+  /** `authenticate` with its kind, for the auth plugin (plugins/auth.ts): which hooks to build. */
+  readonly bearer: BearerAuth;
   /** The system key's hex SHA-256, as bytes for the constant-time compare. */
   private readonly systemKeyHash: Buffer;
   private readonly systemPrincipal: Principal;
@@ -63,6 +66,9 @@ export class Authenticator<S extends TokenStore> {
             return typeof screened === "string" ? this.admit(await tokens.findByHash(screened)) : screened;
           }
     ) as Authenticate<S>;
+    this.bearer = hasSyncLookup(tokens)
+      ? { async: false, authenticate: this.authenticate as Authenticate<SyncTokenLookup & TokenStore> }
+      : { async: true, authenticate: this.authenticate as (bearer: string) => Promise<Principal | null> };
   }
 
   /**
