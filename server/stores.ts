@@ -5,7 +5,7 @@
  * (docs/deploy.md says what each one does while Redis is down).
  */
 import { RedisConnection } from "../core/redis.ts";
-import { MemoryRateLimitStore, type RateLimitStore } from "../plugins/rate-limit/store.ts";
+import { MemoryRateLimitStore, type RateLimitStore, SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
 import { type CacheStore, MemoryCacheStore } from "../plugins/cache/store.ts";
 import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
@@ -35,7 +35,7 @@ export function createStores(config: Config, db: Db, idempotency: SqliteIdempote
   if (config.HEALTH_REDIS_URL === undefined) {
     return {
       redis: undefined,
-      rateLimits: new MemoryRateLimitStore(limits, db.sqlite),
+      rateLimits: new MemoryRateLimitStore(limits, new SqliteDayCounts(db.sqlite)),
       planCache: new MemoryCacheStore<PlanResult>(),
       planningIdempotency: idempotency,
       loginLimiter: new LoginLimiter(),

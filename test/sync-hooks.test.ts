@@ -17,7 +17,7 @@ import type { PlanResult } from "../http/plan-result.ts";
 import { idempotency } from "../plugins/idempotency/index.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { rateLimit } from "../plugins/rate-limit/index.ts";
-import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
+import { MemoryRateLimitStore, SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { openDatabase } from "../server/db.ts";
 import { RedisConnection } from "../core/redis.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
@@ -56,7 +56,7 @@ describe("planning hooks over in-process stores", () => {
   test("rate limit, idempotency and cache-write hooks are synchronous for Elysia; the Redis variants are async", () => {
     const db = openDatabase(":memory:");
     try {
-      const memory = new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, db.sqlite);
+      const memory = new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, new SqliteDayCounts(db.sqlite));
       const sqlite = new SqliteIdempotencyStore(db.sqlite);
       expect(hooks(rateLimit({ store: memory }))).toEqual([{ name: "checkRateLimit", async: false }]);
       expect(hooks(idempotency({ store: sqlite }))).toEqual([
@@ -98,7 +98,7 @@ describe("planning hooks over in-process stores", () => {
     const redis = new RedisConnection("redis://127.0.0.1:9", { timeoutMs: 50 });
     try {
       const plugins = [
-        rateLimit({ store: new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, db.sqlite) }),
+        rateLimit({ store: new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, new SqliteDayCounts(db.sqlite)) }),
         rateLimit({ store: new RedisRateLimitStore(redis, { perMinute: 20, perDay: 200 }) }),
         idempotency({ store: new SqliteIdempotencyStore(db.sqlite) }),
         idempotency({ store: new RedisIdempotencyStore(redis) }),
