@@ -15,6 +15,7 @@ import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import { SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
@@ -103,7 +104,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
   const idempotency = new SqliteIdempotencyStore(db.sqlite);
-  const stores = createStores(config, db, idempotency);
+  const stores = createStores(config, { dayCounts: new SqliteDayCounts(db.sqlite), idempotency });
   const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const writeBehind = dbPath === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(dbPath);
