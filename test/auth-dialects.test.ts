@@ -220,6 +220,22 @@ describe.each(dialects("the authentication, readiness and metrics tests"))("gate
       expect(await response.json()).toMatchObject({ status: "ok", database: "ok", redis: "off" });
     }
   });
+
+  test.skipIf(dialect.skip || dialect.name === "SQLite")(
+    "a pool with no free connection is not ready within the probe's timeout, and ready again once one is free",
+    async () => {
+      if (h.dialect !== "postgres") return;
+      const client = h.db.client;
+      // Every connection of the pool (10) taken, as by long queries.
+      const held = await Promise.all(Array.from({ length: 10 }, () => client.reserve()));
+      const probe = postgresProbe(h.db, 200);
+      const started = performance.now();
+      expect(await probe()).toBe(false);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      for (const connection of held) connection.release();
+      expect(await probe()).toBe(true);
+    },
+  );
 });
 
 describe("the PostgreSQL probe", () => {
