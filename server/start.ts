@@ -105,6 +105,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
   const idempotency = new SqliteIdempotencyStore(db.sqlite);
   const stores = createStores(config, { dayCounts: new SqliteDayCounts(db.sqlite), idempotency });
+  await stores.ready();
   const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const writeBehind = dbPath === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(dbPath);
@@ -261,6 +262,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await retention.stop();
       await engine.stop();
       flush();
+      await stores.settled();
       await audit.close();
       stores.redis?.close();
       await tracing?.shutdown();

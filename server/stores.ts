@@ -27,6 +27,13 @@ export interface Stores {
   planningIdempotency: IdempotencyStore;
   loginLimiter: LoginLimiter;
   deviceStartLimiter: DeviceStartLimiter;
+  /**
+   * Loads today's stored rate-limit counts (no Redis): await it before listening, so a restart
+   * does not hand out a fresh day where they come with a promise (PostgreSQL).
+   */
+  ready(): Promise<void>;
+  /** Resolves when the day counts handed to the database so far are saved: await it before closing it. */
+  settled(): Promise<void>;
 }
 
 /** What the database keeps when there is no Redis, in whichever dialect it is. */
@@ -40,13 +47,16 @@ export interface DatabaseStores {
 export function createStores(config: Config, database: DatabaseStores): Stores {
   const limits = { perMinute: config.HEALTH_RATE_LIMIT_PER_MINUTE, perDay: config.HEALTH_RATE_LIMIT_PER_DAY };
   if (config.HEALTH_REDIS_URL === undefined) {
+    const rateLimits = new MemoryRateLimitStore(limits, database.dayCounts);
     return {
       redis: undefined,
-      rateLimits: new MemoryRateLimitStore(limits, database.dayCounts),
+      rateLimits,
       planCache: new MemoryCacheStore<PlanResult>(),
       planningIdempotency: database.idempotency,
       loginLimiter: new LoginLimiter(),
       deviceStartLimiter: new DeviceStartLimiter(),
+      ready: () => rateLimits.preload(Date.now()),
+      settled: () => rateLimits.settled(),
     };
   }
   const redis = new RedisConnection(config.HEALTH_REDIS_URL, { timeoutMs: config.HEALTH_REDIS_TIMEOUT_MS });
@@ -61,6 +71,9 @@ export function createStores(config: Config, database: DatabaseStores): Stores {
     deviceStartLimiter: new DeviceStartLimiter(
       new RedisSlidingWindow(redis, "health:device-start:", DEVICE_STARTS.max, DEVICE_STARTS.windowMs),
     ),
+    // Redis keeps the counts itself, and writes nothing behind.
+    ready: () => Promise.resolve(),
+    settled: () => Promise.resolve(),
   };
 }
 
