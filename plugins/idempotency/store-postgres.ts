@@ -12,6 +12,8 @@
 import { and, eq, lt, or, sql } from "drizzle-orm";
 import { idempotencyKeys } from "../../schema/pg-tables.ts";
 import type { PgDb } from "../../server/db-postgres.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../../server/db-errors.ts";
+import { unavailable } from "../../http/problem.ts";
 import { type Begin, IDEMPOTENCY_TTL_MS, type SharedIdempotencyStore, storedBody } from "./store.ts";
 
 const CLAIM_ATTEMPTS = 3;
@@ -95,7 +97,20 @@ export class PostgresIdempotencyStore implements SharedIdempotencyStore {
       .prepare("health_idempotency_abandon");
   }
 
+  /**
+   * A database out of reach refuses the request, 503 with Retry-After, rather than risk running a
+   * repeat twice (as the Redis store's outage does).
+   */
   async begin(scope: string, key: string, requestHash: string, nowMs: number): Promise<Begin> {
+    try {
+      return await this.claimOrRead(scope, key, requestHash, nowMs);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw unavailable("Idempotency-Keys cannot be checked right now; retry shortly", DATABASE_RETRY_AFTER_SECONDS);
+    }
+  }
+
+  private async claimOrRead(scope: string, key: string, requestHash: string, nowMs: number): Promise<Begin> {
     this.purgeExpired(nowMs);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const claimed = await this.claim.execute({

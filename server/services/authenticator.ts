@@ -11,6 +11,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../core/authz.ts";
 import type { BearerAuth } from "../../plugins/auth.ts";
+import { unavailable } from "../../http/problem.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
 import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
 import { hasSyncLookup, type SyncTokenLookup, type TokenLookup, type TokenStore } from "./tokens.ts";
 
@@ -63,7 +65,7 @@ export class Authenticator<S extends TokenStore> {
           }
         : async (bearer: string): Promise<Principal | null> => {
             const screened = this.screen(bearer);
-            return typeof screened === "string" ? this.admit(await tokens.findByHash(screened)) : screened;
+            return typeof screened === "string" ? this.admit(await this.lookUp(tokens, screened)) : screened;
           }
     ) as Authenticate<S>;
     this.bearer = hasSyncLookup(tokens)
@@ -86,6 +88,16 @@ export class Authenticator<S extends TokenStore> {
       }
       throw error;
     });
+  }
+
+  /** A lookup that is a round trip: a database out of reach is a 503 with Retry-After, not a 500. */
+  private async lookUp(tokens: TokenStore, hash: string): Promise<TokenLookup | null> {
+    try {
+      return await tokens.findByHash(hash);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw unavailable("The token store cannot be reached; retry shortly", DATABASE_RETRY_AFTER_SECONDS);
+    }
   }
 
   /** The system principal, null for a bearer that cannot be a token, or the hash to look up. */
