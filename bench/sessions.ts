@@ -18,6 +18,7 @@ import { SqliteAdminAudit } from "../server/services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "../server/services/device-login-store-sqlite.ts";
 import { DeviceStartLimiter } from "../server/services/device-logins.ts";
 import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
+import { createUsageReader } from "../server/services/usage.ts";
 import { trpcHandler } from "../server/trpc/handler.ts";
 import { organizations } from "../schema/pg-tables.ts";
 import { hasPostgres, startPostgres } from "../test/support/postgres.ts";
@@ -63,7 +64,7 @@ const sqlite = new SqliteAccountStore(db);
 const token = await seed(sqlite, org.id);
 if ((await resolveSession(sqlite, token)) === null) throw new Error("the session does not resolve");
 const handler = trpcHandler({
-  db,
+  usageReader: createUsageReader(db.sqlite),
   accounts: sqlite,
   tokens: new SqliteTokenStore(db),
   deviceLogins: new SqliteDeviceLoginStore(db),

@@ -4,7 +4,7 @@
  * planning → sanitizer. Trigger: auth → idempotency → the durable enqueue.
  */
 import { Elysia } from "elysia";
-import { auth } from "../plugins/auth.ts";
+import { auth, type BearerAuth } from "../plugins/auth.ts";
 import { cache } from "../plugins/cache/index.ts";
 import { context, type RequestState } from "../http/context.ts";
 import { idempotency } from "../plugins/idempotency/index.ts";
@@ -15,8 +15,6 @@ import { sanitizer } from "../plugins/sanitizer.ts";
 import { type AccountResponse, planningRequestSchema } from "../schema/wire.ts";
 import { adminConsole } from "./routes/console.ts";
 import type { AuditLog } from "../plugins/planning/audit-log.ts";
-import type { Authenticator } from "./services/authenticator.ts";
-import type { SqliteTokenStore } from "./services/token-store-sqlite.ts";
 import type { TokenStore } from "./services/tokens.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
@@ -39,13 +37,18 @@ import { createHttpMetrics, type HttpMetrics } from "../http/metrics.ts";
 import { metricsRoute } from "./routes/metrics.ts";
 import { REDIS_RETRY_AFTER_SECONDS, type RedisConnection, RedisUnavailableError } from "../core/redis.ts";
 import { unavailable } from "../http/problem.ts";
-import { healthRoutes } from "./routes/health.ts";
+import { type DatabaseProbe, healthRoutes } from "./routes/health.ts";
+import type { CountActiveRuns } from "./services/run-counts.ts";
 import type { Tracing } from "./services/tracing.ts";
-import type { UsageRecorder } from "./services/usage.ts";
+import type { UsageReader, UsageRecorder } from "./services/usage.ts";
+import type { Principal } from "../core/authz.ts";
 
 export interface AppDeps {
-  /** Over SQLite, so synchronous: the auth hooks have no async form yet (PostgreSQL is not served). */
-  authenticator: Authenticator<SqliteTokenStore>;
+  /**
+   * Bearers to principals (server/services/authenticator.ts): synchronous over SQLite, so the auth
+   * hooks stay synchronous; over PostgreSQL a promise, and the hooks are async.
+   */
+  authenticator: { readonly bearer: BearerAuth };
   /** API tokens, for the admin API. */
   tokens: TokenStore;
   /** Users, sessions and the first admin: the session of every console and CLI admin request. */
@@ -61,7 +64,14 @@ export interface AppDeps {
   cacheTtlMs: number;
   upstream: Upstream;
   audit: AuditLog;
+  /** The SQLite database, for the trigger route's group commit only (server/routes/loops.ts). */
   db: Db;
+  /** `SELECT 1` for /readyz and /healthz: `sqliteProbe` or `postgresProbe` (server/routes/health.ts). */
+  database: DatabaseProbe;
+  /** Runs by status for /metrics: `sqliteActiveRuns` or `postgresActiveRuns` (server/services/run-counts.ts). */
+  activeRuns: CountActiveRuns;
+  /** Reads the usage rollups: `createUsageReader` or `postgresUsageReader`. */
+  usageReader: UsageReader;
   defaultOrg: { id: string; slug: string };
   loginLimiter: LoginLimiter;
   deviceStartLimiter: DeviceStartLimiter;
@@ -100,7 +110,7 @@ async function peekRateLimit(store: RateLimitStore, company: string) {
 function cliRoutes(deps: AppDeps) {
   return (
     new Elysia({ prefix: "/cli" })
-      .use(auth({ authenticate: deps.authenticator.authenticate, action: () => ({ kind: "cli:run" }) }))
+      .use(auth({ ...deps.authenticator.bearer, action: () => ({ kind: "cli:run" }) }))
       .get("/account", async function account({ state, headers }): Promise<AccountResponse> {
         const company = state.company ?? "";
         const limits = await peekRateLimit(deps.rateLimits, company);
@@ -155,6 +165,18 @@ function observer(
   };
 }
 
+/**
+ * The trigger route takes a synchronous lookup only (it is ported with the loop engine, which
+ * still runs over SQLite): an app over an asynchronous authenticator refuses to start rather
+ * than serve triggers with a principal that is a promise.
+ */
+function synchronousAuthenticate(bearer: BearerAuth): (bearer: string) => Principal | null {
+  if (bearer.async === true) {
+    throw new Error("the trigger route (server/routes/loops.ts) has no asynchronous authentication yet");
+  }
+  return bearer.authenticate;
+}
+
 export function createApp(deps: AppDeps) {
   const trpc = trpcHandler(deps);
   // The Bun server exists once listening; tRPC asks it for the client address (login limits).
@@ -167,7 +189,7 @@ export function createApp(deps: AppDeps) {
     // are added to the usage rollup (server/services/usage.ts).
     .decorate("observeRequest", observer(metrics, deps.usage, deps.tracing))
     .decorate("startSpan", deps.tracing?.startRequest)
-    .use(healthRoutes({ sqlite: deps.db.sqlite, redis: deps.redis }))
+    .use(healthRoutes({ database: deps.database, redis: deps.redis }))
     // A person who opens the server's address in a browser wants the console.
     .get("/", function toConsole({ redirect }) {
       return redirect("/admin", 302);
@@ -176,13 +198,13 @@ export function createApp(deps: AppDeps) {
     .use(adminConsole())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
-    .use(loopRoutes({ ...deps, authenticate: deps.authenticator.authenticate }))
+    .use(loopRoutes({ ...deps, authenticate: synchronousAuthenticate(deps.authenticator.bearer) }))
     .use(
       metricsRoute({
         metrics,
         engine: deps.engine,
-        sqlite: deps.db.sqlite,
-        authenticate: deps.authenticator.authenticate,
+        activeRuns: deps.activeRuns,
+        bearer: deps.authenticator.bearer,
       }),
     )
     .onStart(function rememberServer(instance) {

@@ -15,11 +15,14 @@ import { resolve } from "node:path";
 import { databasePath, openDatabase } from "./db.ts";
 import { createApp } from "./app.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import { SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
 import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
 import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
-import { UsageRecorder } from "./services/usage.ts";
+import { createUsageReader, UsageRecorder } from "./services/usage.ts";
+import { sqliteProbe } from "./routes/health.ts";
+import { sqliteActiveRuns } from "./services/run-counts.ts";
 import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
 import { createRetention, SqliteRetentionStore } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
@@ -101,7 +104,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
   const idempotency = new SqliteIdempotencyStore(db.sqlite);
-  const stores = createStores(config, db, idempotency);
+  const stores = createStores(config, { dayCounts: new SqliteDayCounts(db.sqlite), idempotency });
+  await stores.ready();
   const rateLimits = stores.rateLimits;
   const dbPath = databasePath(config.HEALTH_DATABASE_URL);
   const writeBehind = dbPath === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(dbPath);
@@ -162,6 +166,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     upstream: createUpstream(config),
     audit,
     db,
+    database: sqliteProbe(db.sqlite),
+    activeRuns: sqliteActiveRuns(db.sqlite),
+    usageReader: createUsageReader(db.sqlite),
     defaultOrg,
     loginLimiter: stores.loginLimiter,
     deviceStartLimiter: stores.deviceStartLimiter,
@@ -255,6 +262,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await retention.stop();
       await engine.stop();
       flush();
+      await stores.settled();
       await audit.close();
       stores.redis?.close();
       await tracing?.shutdown();

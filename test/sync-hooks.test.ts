@@ -17,16 +17,17 @@ import type { PlanResult } from "../http/plan-result.ts";
 import { idempotency } from "../plugins/idempotency/index.ts";
 import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
 import { rateLimit } from "../plugins/rate-limit/index.ts";
-import { MemoryRateLimitStore } from "../plugins/rate-limit/store.ts";
+import { MemoryRateLimitStore, SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { openDatabase } from "../server/db.ts";
 import { RedisConnection } from "../core/redis.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
 import { RedisIdempotencyStore } from "../plugins/idempotency/redis-store.ts";
 import { context } from "../http/context.ts";
 import { errorHandler } from "../http/errors.ts";
+import { auth } from "../plugins/auth.ts";
 
 type Hook = { fn: (...args: never[]) => unknown };
-const KINDS = ["transform", "beforeHandle", "afterHandle", "mapResponse"] as const;
+const KINDS = ["parse", "transform", "beforeHandle", "afterHandle", "mapResponse"] as const;
 
 /** The plugin's own hooks (not the shared context's). */
 function ownHooks(plugin: unknown): Array<{ kind: (typeof KINDS)[number]; hook: Hook }> {
@@ -53,12 +54,23 @@ function parsed(plugin: unknown): string[] {
 }
 
 describe("planning hooks over in-process stores", () => {
-  test("rate limit, idempotency and cache-write hooks are synchronous for Elysia; the Redis variants are async", () => {
+  test("auth, rate limit, idempotency and cache-write hooks are synchronous for Elysia; the shared variants are async", () => {
     const db = openDatabase(":memory:");
     try {
-      const memory = new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, db.sqlite);
+      const memory = new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, new SqliteDayCounts(db.sqlite));
       const sqlite = new SqliteIdempotencyStore(db.sqlite);
       expect(hooks(rateLimit({ store: memory }))).toEqual([{ name: "checkRateLimit", async: false }]);
+      // Auth over a lookup that answers at once (SQLite); over PostgreSQL the same pair is async.
+      expect(hooks(auth({ authenticate: () => null, action: () => ({ kind: "cli:run" }) }))).toEqual([
+        { name: "identifyBeforeParsing", async: false },
+        { name: "authorizeCaller", async: false },
+      ]);
+      expect(hooks(auth({ async: true, authenticate: async () => null, action: () => ({ kind: "cli:run" }) }))).toEqual(
+        [
+          { name: "identifyBeforeParsingAsync", async: true },
+          { name: "authorizeCallerAsync", async: true },
+        ],
+      );
       expect(hooks(idempotency({ store: sqlite }))).toEqual([
         { name: "replayOrReserve", async: false },
         { name: "storeForReplay", async: false },
@@ -93,17 +105,19 @@ describe("planning hooks over in-process stores", () => {
     }
   });
 
-  test("no hook of rate limit, idempotency or cache makes Elysia parse the query, headers or cookies", () => {
+  test("no hook of auth, rate limit, idempotency or cache makes Elysia parse the query, headers or cookies", () => {
     const db = openDatabase(":memory:");
     const redis = new RedisConnection("redis://127.0.0.1:9", { timeoutMs: 50 });
     try {
       const plugins = [
-        rateLimit({ store: new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, db.sqlite) }),
+        rateLimit({ store: new MemoryRateLimitStore({ perMinute: 20, perDay: 200 }, new SqliteDayCounts(db.sqlite)) }),
         rateLimit({ store: new RedisRateLimitStore(redis, { perMinute: 20, perDay: 200 }) }),
         idempotency({ store: new SqliteIdempotencyStore(db.sqlite) }),
         idempotency({ store: new RedisIdempotencyStore(redis) }),
         cache({ store: new MemoryCacheStore<PlanResult>(), ttlMs: 1_000, model: "m" }),
         cache({ store: new RedisCacheStore(redis, planResultCodec), ttlMs: 1_000, model: "m" }),
+        auth({ authenticate: () => null, action: () => ({ kind: "cli:run" }) }),
+        auth({ async: true, authenticate: async () => null, action: () => ({ kind: "cli:run" }) }),
       ];
       for (const plugin of plugins) expect(parsed(plugin)).toEqual([]);
     } finally {

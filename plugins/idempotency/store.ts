@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key records in SQLite (or Redis: redis-store.ts), kept 24 hours (docs/interface.md §4.1 rule 6). A key is `in_flight` from the
+ * Idempotency-Key records in SQLite (or Redis: redis-store.ts; or PostgreSQL: store-postgres.ts), kept 24 hours (docs/interface.md §4.1 rule 6). A key is `in_flight` from the
  * first request until its response is stored; an in-flight record older than
  * `staleAfterMs` belongs to a request that died with its process, and may be taken over.
  */
@@ -12,8 +12,9 @@ export type Begin =
 
 /**
  * `shared` tells the two kinds apart: the SQLite store answers synchronously (and can join the
- * trigger's transaction); a shared store (Redis) answers with promises, and its `complete` and
- * `abandon` never reject (a record they fail to write goes stale and is taken over).
+ * trigger's transaction); a shared store (Redis, or PostgreSQL: store-postgres.ts) answers with
+ * promises, and its `complete` and `abandon` never reject (a record they fail to write goes stale
+ * and is taken over).
  */
 export type IdempotencyStore = LocalIdempotencyStore | SharedIdempotencyStore;
 

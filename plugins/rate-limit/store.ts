@@ -3,8 +3,9 @@
  * day. In memory here, or shared by every instance in Redis (redis-store.ts).
  *
  * The memory store is atomic because JavaScript runs one request's check-and-increment
- * without interleaving. Daily counts are written behind to SQLite (flush()) so a restart does
- * not hand out a fresh day; a hard crash can forget at most one flush interval of counts.
+ * without interleaving. Daily counts are written behind to the database (flush(): SQLite here,
+ * PostgreSQL in day-counts-postgres.ts) so a restart does not hand out a fresh day; a hard crash
+ * can forget at most one flush interval of counts.
  */
 import type { Database } from "bun:sqlite";
 
@@ -72,6 +73,48 @@ export function rateLimitDecision(
   };
 }
 
+export type DayCountRow = readonly [company: string, day: string, count: number];
+
+/**
+ * Where the daily counts survive a restart. SQLite answers at once; PostgreSQL with promises,
+ * so its counts of a new day arrive after the day's first requests (see `preload`).
+ */
+export interface DayCountStore {
+  /** The counts stored for a day (`YYYY-MM-DD`, UTC). */
+  load(
+    day: string,
+  ): ReadonlyArray<{ company: string; count: number }> | Promise<Array<{ company: string; count: number }>>;
+  /** Stores each count, keeping the larger where one is stored already (another instance's). */
+  save(rows: readonly DayCountRow[]): void | Promise<void>;
+}
+
+/** The day counts in the SQLite file, through statements prepared once. */
+export class SqliteDayCounts implements DayCountStore {
+  private readonly loadDay;
+  private readonly saveDay;
+  private readonly saveAll;
+
+  constructor(sqlite: Database) {
+    this.loadDay = sqlite.query<{ company: string; count: number }, [string]>(
+      "SELECT company, count FROM rate_limit_days WHERE day = ?",
+    );
+    this.saveDay = sqlite.query(
+      "INSERT INTO rate_limit_days (company, day, count) VALUES (?1, ?2, ?3) ON CONFLICT (company, day) DO UPDATE SET count = max(count, excluded.count)",
+    );
+    this.saveAll = sqlite.transaction((rows: readonly DayCountRow[]) => {
+      for (const row of rows) this.saveDay.run(...row);
+    });
+  }
+
+  load(day: string): Array<{ company: string; count: number }> {
+    return this.loadDay.all(day);
+  }
+
+  save(rows: readonly DayCountRow[]): void {
+    this.saveAll(rows);
+  }
+}
+
 export class MemoryRateLimitStore implements LocalRateLimitStore {
   readonly shared = false;
   private minuteWindow = -1;
@@ -79,19 +122,30 @@ export class MemoryRateLimitStore implements LocalRateLimitStore {
   private dayWindow = -1;
   private readonly dayCounts = new Map<string, number>();
   private readonly dirty = new Set<string>();
-  private readonly loadDay;
-  private readonly saveDay;
+  /** Saves not yet settled (PostgreSQL), for `settled()`. */
+  private readonly saving = new Set<Promise<void>>();
+  /** The load of the current day's stored counts, while it is pending (PostgreSQL). */
+  private loading: Promise<void> | null = null;
 
   constructor(
     private readonly limits: RateLimits,
-    private readonly sqlite: Database,
-  ) {
-    this.loadDay = sqlite.query<{ company: string; count: number }, [string]>(
-      "SELECT company, count FROM rate_limit_days WHERE day = ?",
-    );
-    this.saveDay = sqlite.query(
-      "INSERT INTO rate_limit_days (company, day, count) VALUES (?1, ?2, ?3) ON CONFLICT (company, day) DO UPDATE SET count = max(count, excluded.count)",
-    );
+    private readonly days: DayCountStore,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /**
+   * Loads the stored counts of the day that holds `nowMs` before the first request: where the
+   * store answers with promises (PostgreSQL), call it at start so a restart does not hand out a
+   * fresh day. Over SQLite the first request loads them at once anyway.
+   */
+  async preload(nowMs: number): Promise<void> {
+    this.roll(nowMs);
+    await this.loading;
+  }
+
+  /** Resolves when every save handed to the store so far has settled (before closing it). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.saving]);
   }
 
   consume(company: string, nowMs: number): RateLimitDecision {
@@ -120,12 +174,19 @@ export class MemoryRateLimitStore implements LocalRateLimitStore {
 
   flush(): void {
     if (this.dirty.size === 0) return;
-    const day = dayKey(this.dayWindow);
-    const rows = [...this.dirty].map((company) => [company, day, this.dayCounts.get(company) ?? 0] as const);
+    const dayWindow = this.dayWindow;
+    const day = dayKey(dayWindow);
+    const rows: DayCountRow[] = [...this.dirty].map((company) => [company, day, this.dayCounts.get(company) ?? 0]);
     this.dirty.clear();
-    this.sqlite.transaction(() => {
-      for (const row of rows) this.saveDay.run(...row);
-    })();
+    const saved = this.days.save(rows);
+    if (saved === undefined) return;
+    // A save that fails is retried by the next flush, if the day has not ended.
+    const tracked = saved.catch((error: unknown) => {
+      if (this.dayWindow === dayWindow) for (const [company] of rows) this.dirty.add(company);
+      this.onError(error);
+    });
+    this.saving.add(tracked);
+    void tracked.finally(() => this.saving.delete(tracked));
   }
 
   private roll(nowMs: number): void {
@@ -139,7 +200,25 @@ export class MemoryRateLimitStore implements LocalRateLimitStore {
       this.flush();
       this.dayWindow = day;
       this.dayCounts.clear();
-      for (const row of this.loadDay.all(dayKey(day))) this.dayCounts.set(row.company, row.count);
+      const stored = this.days.load(dayKey(day));
+      if (!(stored instanceof Promise)) {
+        for (const row of stored) this.dayCounts.set(row.company, row.count);
+        return;
+      }
+      // Counted meanwhile and stored: the larger stands, as the store keeps it.
+      const loading = stored.then(
+        (rows) => {
+          if (this.dayWindow !== day) return;
+          for (const row of rows) {
+            this.dayCounts.set(row.company, Math.max(row.count, this.dayCounts.get(row.company) ?? 0));
+          }
+        },
+        (error: unknown) => this.onError(error),
+      );
+      this.loading = loading;
+      void loading.finally(() => {
+        if (this.loading === loading) this.loading = null;
+      });
     }
   }
 }

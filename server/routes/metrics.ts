@@ -4,19 +4,20 @@
  * any token). Engine figures are read when scraped: runs by status from the database (an index
  * range per status), in-flight runs and threads from the engine, and its counts since start.
  */
-import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import { Counter, Gauge } from "prom-client";
-import type { Principal } from "../../core/authz.ts";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { HttpMetrics } from "../../http/metrics.ts";
-import { auth } from "../../plugins/auth.ts";
+import { auth, type BearerAuth } from "../../plugins/auth.ts";
+import { ACTIVE_RUN_STATUSES, type CountActiveRuns } from "../services/run-counts.ts";
 
 export interface MetricsRouteDeps {
   metrics: HttpMetrics;
   engine: Engine;
-  sqlite: Database;
-  authenticate: (bearer: string) => Principal | null;
+  /** Runs by status, from the database (server/services/run-counts.ts). */
+  activeRuns: CountActiveRuns;
+  /** Who is calling: only the system key may read. */
+  bearer: BearerAuth;
 }
 
 /** Keeps a prom-client counter level with a count kept elsewhere (a count that only grows). */
@@ -34,17 +35,15 @@ function mirror() {
 export function metricsRoute(deps: MetricsRouteDeps) {
   const { registry } = deps.metrics;
   const [retried, ended, failures] = [mirror(), mirror(), mirror()];
-  const activeByStatus = deps.sqlite.prepare<{ status: string; n: number }, []>(
-    "SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running', 'sleeping') GROUP BY status",
-  );
   new Gauge({
     name: "health_runs",
     help: "Runs not yet finished, by status (queued: waiting for capacity or a limit; sleeping: a row and a timer)",
     labelNames: ["status"] as const,
     registers: [registry],
-    collect() {
-      const counts = new Map(activeByStatus.all().map((row) => [row.status, row.n]));
-      for (const status of ["queued", "running", "sleeping"]) this.set({ status }, counts.get(status) ?? 0);
+    // prom-client awaits a collect that returns a promise before it renders the registry.
+    async collect() {
+      const counts = await deps.activeRuns();
+      for (const status of ACTIVE_RUN_STATUSES) this.set({ status }, counts[status]);
     },
   });
   new Gauge({
@@ -93,7 +92,7 @@ export function metricsRoute(deps: MetricsRouteDeps) {
   });
 
   return new Elysia({ name: "health.metrics" })
-    .use(auth({ authenticate: deps.authenticate, action: () => ({ kind: "metrics:read" }) }))
+    .use(auth({ ...deps.bearer, action: () => ({ kind: "metrics:read" }) }))
     .get("/metrics", async function scrape({ set }) {
       set.headers["content-type"] = registry.contentType;
       return await registry.metrics();

@@ -10,6 +10,9 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Principal } from "../../core/authz.ts";
+import type { BearerAuth } from "../../plugins/auth.ts";
+import { unavailable } from "../../http/problem.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
 import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
 import { hasSyncLookup, type SyncTokenLookup, type TokenLookup, type TokenStore } from "./tokens.ts";
 
@@ -30,6 +33,8 @@ const MAX_BEARER_CHARS = 512;
 
 export class Authenticator<S extends TokenStore> {
   readonly authenticate: Authenticate<S>;
+  /** `authenticate` with its kind, for the auth plugin (plugins/auth.ts): which hooks to build. */
+  readonly bearer: BearerAuth;
   /** The system key's hex SHA-256, as bytes for the constant-time compare. */
   private readonly systemKeyHash: Buffer;
   private readonly systemPrincipal: Principal;
@@ -60,9 +65,12 @@ export class Authenticator<S extends TokenStore> {
           }
         : async (bearer: string): Promise<Principal | null> => {
             const screened = this.screen(bearer);
-            return typeof screened === "string" ? this.admit(await tokens.findByHash(screened)) : screened;
+            return typeof screened === "string" ? this.admit(await this.lookUp(tokens, screened)) : screened;
           }
     ) as Authenticate<S>;
+    this.bearer = hasSyncLookup(tokens)
+      ? { async: false, authenticate: this.authenticate as Authenticate<SyncTokenLookup & TokenStore> }
+      : { async: true, authenticate: this.authenticate as (bearer: string) => Promise<Principal | null> };
   }
 
   /**
@@ -80,6 +88,16 @@ export class Authenticator<S extends TokenStore> {
       }
       throw error;
     });
+  }
+
+  /** A lookup that is a round trip: a database out of reach is a 503 with Retry-After, not a 500. */
+  private async lookUp(tokens: TokenStore, hash: string): Promise<TokenLookup | null> {
+    try {
+      return await tokens.findByHash(hash);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw unavailable("The token store cannot be reached; retry shortly", DATABASE_RETRY_AFTER_SECONDS);
+    }
   }
 
   /** The system principal, null for a bearer that cannot be a token, or the hash to look up. */

@@ -223,6 +223,117 @@ function addInto(sum: number[], text: string | null): void {
 
 const round = (value: number | null) => (value === null ? null : Math.round(value * 100) / 100);
 
+/** Where a summary reads: the first minute of its window, and the filters of its rows. */
+export interface UsageQuery {
+  orgId: string;
+  fromMinute: number;
+  tokenId: string | null;
+  /** A company narrows the planning rows; a loop narrows the run rows (planning has no loop). */
+  company: string | null;
+  loopId: string | null;
+}
+
+export function usageQuery(orgId: string, input: UsageInput, nowMs: number): UsageQuery {
+  const window = USAGE_WINDOWS[input.window];
+  const toMinute = Math.floor(nowMs / MINUTE_MS);
+  // Whole steps, ending with the current (partial) one.
+  const fromMinute = (Math.floor(toMinute / window.step) + 1) * window.step - window.minutes;
+  return {
+    orgId,
+    fromMinute,
+    tokenId: input.tokenId ?? null,
+    company: input.company ?? null,
+    loopId: input.loopId ?? null,
+  };
+}
+
+/** Active runs of the query's organization, by status (loop and token filters applied). */
+export type ActiveRunsByStatus = ReadonlyArray<{ status: string; n: number }>;
+
+/**
+ * The summary of a window from its rollup rows and the active runs: the same figures whichever
+ * database the rows came from (createUsageReader, usage-reader-postgres.ts).
+ */
+export function summarize(
+  input: UsageInput,
+  query: UsageQuery,
+  rows: ReadonlyArray<Row>,
+  activeRuns: ActiveRunsByStatus,
+  nowMs: number,
+) {
+  const window = USAGE_WINDOWS[input.window];
+  const { fromMinute } = query;
+  const points = window.minutes / window.step;
+  const series = {
+    t: Array.from({ length: points }, (_, i) => (fromMinute + i * window.step) * MINUTE_MS),
+    ...(Object.fromEntries(COUNTS.map((c) => [c, new Array<number>(points).fill(0)])) as Record<Count, number[]>),
+  };
+  const totals = Object.fromEntries(COUNTS.map((c) => [c, 0])) as Record<Count, number>;
+  const histograms: Record<Histogram, number[]> = { gatewayMs: [], upstreamMs: [], runMs: [] };
+  const byLoop = new Map<string, { loopId: string; completed: number; errored: number }>();
+  for (const row of rows) {
+    const point = Math.floor((row.minute - fromMinute) / window.step);
+    for (const c of COUNTS) {
+      totals[c] += row[c];
+      const s = series[c];
+      if (point >= 0 && point < points) s[point] = (s[point] ?? 0) + row[c];
+    }
+    for (const h of HISTOGRAMS) addInto(histograms[h], row[h]);
+    if (row.loopId !== "" && (row.runsCompleted > 0 || row.runsErrored > 0)) {
+      const loop = byLoop.get(row.loopId) ?? { loopId: row.loopId, completed: 0, errored: 0 };
+      loop.completed += row.runsCompleted;
+      loop.errored += row.runsErrored;
+      byLoop.set(row.loopId, loop);
+    }
+  }
+  const active = new Map(activeRuns.map((r) => [r.status, Number(r.n)] as const));
+  const latency = (counts: number[]) => ({
+    p50: round(quantile(USAGE_BOUNDS.latency, counts, 0.5)),
+    p95: round(quantile(USAGE_BOUNDS.latency, counts, 0.95)),
+    p99: round(quantile(USAGE_BOUNDS.latency, counts, 0.99)),
+  });
+  const answered = totals.cacheHits + totals.cacheMisses;
+  return {
+    window: input.window,
+    from: fromMinute * MINUTE_MS,
+    to: nowMs,
+    stepMs: window.step * MINUTE_MS,
+    filters: { company: input.company ?? null, tokenId: input.tokenId ?? null, loopId: input.loopId ?? null },
+    planning: {
+      requests: totals.requests,
+      cacheHits: totals.cacheHits,
+      cacheHitRate: answered === 0 ? null : round(totals.cacheHits / answered),
+      clinicalBlocks: totals.clinicalBlocks,
+      rateLimited: totals.rateLimited,
+      upstreamErrors: totals.upstreamErrors,
+      upstreamTimeouts: totals.upstreamTimeouts,
+      gatewayMs: latency(histograms.gatewayMs),
+      upstreamMs: latency(histograms.upstreamMs),
+    },
+    runs: {
+      started: totals.runsStarted,
+      completed: totals.runsCompleted,
+      errored: totals.runsErrored,
+      inFlight: (active.get("running") ?? 0) + (active.get("sleeping") ?? 0),
+      queued: active.get("queued") ?? 0,
+      durationMs: {
+        p50: round(quantile(USAGE_BOUNDS.run, histograms.runMs, 0.5)),
+        p95: round(quantile(USAGE_BOUNDS.run, histograms.runMs, 0.95)),
+      },
+      failingLoops: [...byLoop.values()]
+        .filter((loop) => loop.errored > 0)
+        .sort((a, b) => b.errored - a.errored || a.loopId.localeCompare(b.loopId))
+        .slice(0, 5),
+    },
+    series,
+  };
+}
+
+/** Reads the rollups for tRPC `usage.summary`: SQLite answers at once, PostgreSQL with a promise. */
+export type UsageReader = (orgId: string, input: UsageInput, nowMs?: number) => UsageSummary | Promise<UsageSummary>;
+export type UsageSummary = ReturnType<typeof summarize>;
+
+/** The SQLite reader: the server's connection, its statements prepared once. */
 export function createUsageReader(sqlite: Database) {
   const activeRuns = sqlite.query<{ status: string; n: number }, [string, string | null, string | null]>(
     `SELECT status, COUNT(*) AS n FROM runs
@@ -230,99 +341,14 @@ export function createUsageReader(sqlite: Database) {
        AND (?3 IS NULL OR (triggerKind = 'token' AND triggerId = ?3))
      GROUP BY status`,
   );
+  const rollups = sqlite.query<Row, [string, number, string | null, string | null, string | null]>(
+    `SELECT * FROM usage_minutes WHERE orgId = ?1 AND minute >= ?2 AND (?3 IS NULL OR tokenId = ?3)
+       AND (?4 IS NULL OR loopId <> '' OR company = ?4) AND (?5 IS NULL OR loopId = '' OR loopId = ?5)`,
+  );
 
-  return function summary(orgId: string, input: UsageInput, nowMs = Date.now()) {
-    const window = USAGE_WINDOWS[input.window];
-    const toMinute = Math.floor(nowMs / MINUTE_MS);
-    // Whole steps, ending with the current (partial) one.
-    const fromMinute = (Math.floor(toMinute / window.step) + 1) * window.step - window.minutes;
-    const conditions = ["orgId = ?", "minute >= ?"];
-    const params: Array<string | number> = [orgId, fromMinute];
-    if (input.tokenId !== undefined) {
-      conditions.push("tokenId = ?");
-      params.push(input.tokenId);
-    }
-    // A company narrows the planning rows; a loop narrows the run rows (planning has no loop).
-    if (input.company !== undefined) {
-      conditions.push("(loopId <> '' OR company = ?)");
-      params.push(input.company);
-    }
-    if (input.loopId !== undefined) {
-      conditions.push("(loopId = '' OR loopId = ?)");
-      params.push(input.loopId);
-    }
-    const rows = sqlite
-      .query<Row, Array<string | number>>(`SELECT * FROM usage_minutes WHERE ${conditions.join(" AND ")}`)
-      .all(...params);
-
-    const points = window.minutes / window.step;
-    const series = {
-      t: Array.from({ length: points }, (_, i) => (fromMinute + i * window.step) * MINUTE_MS),
-      ...(Object.fromEntries(COUNTS.map((c) => [c, new Array<number>(points).fill(0)])) as Record<Count, number[]>),
-    };
-    const totals = Object.fromEntries(COUNTS.map((c) => [c, 0])) as Record<Count, number>;
-    const histograms: Record<Histogram, number[]> = { gatewayMs: [], upstreamMs: [], runMs: [] };
-    const byLoop = new Map<string, { loopId: string; completed: number; errored: number }>();
-    for (const row of rows) {
-      const point = Math.floor((row.minute - fromMinute) / window.step);
-      for (const c of COUNTS) {
-        totals[c] += row[c];
-        const s = series[c];
-        if (point >= 0 && point < points) s[point] = (s[point] ?? 0) + row[c];
-      }
-      for (const h of HISTOGRAMS) addInto(histograms[h], row[h]);
-      if (row.loopId !== "" && (row.runsCompleted > 0 || row.runsErrored > 0)) {
-        const loop = byLoop.get(row.loopId) ?? { loopId: row.loopId, completed: 0, errored: 0 };
-        loop.completed += row.runsCompleted;
-        loop.errored += row.runsErrored;
-        byLoop.set(row.loopId, loop);
-      }
-    }
-    const active = new Map(
-      activeRuns.all(orgId, input.loopId ?? null, input.tokenId ?? null).map((r) => [r.status, r.n] as const),
-    );
-    const latency = (counts: number[]) => ({
-      p50: round(quantile(USAGE_BOUNDS.latency, counts, 0.5)),
-      p95: round(quantile(USAGE_BOUNDS.latency, counts, 0.95)),
-      p99: round(quantile(USAGE_BOUNDS.latency, counts, 0.99)),
-    });
-    const answered = totals.cacheHits + totals.cacheMisses;
-    return {
-      window: input.window,
-      from: fromMinute * MINUTE_MS,
-      to: nowMs,
-      stepMs: window.step * MINUTE_MS,
-      filters: { company: input.company ?? null, tokenId: input.tokenId ?? null, loopId: input.loopId ?? null },
-      planning: {
-        requests: totals.requests,
-        cacheHits: totals.cacheHits,
-        cacheHitRate: answered === 0 ? null : round(totals.cacheHits / answered),
-        clinicalBlocks: totals.clinicalBlocks,
-        rateLimited: totals.rateLimited,
-        upstreamErrors: totals.upstreamErrors,
-        upstreamTimeouts: totals.upstreamTimeouts,
-        gatewayMs: latency(histograms.gatewayMs),
-        upstreamMs: latency(histograms.upstreamMs),
-      },
-      runs: {
-        started: totals.runsStarted,
-        completed: totals.runsCompleted,
-        errored: totals.runsErrored,
-        inFlight: (active.get("running") ?? 0) + (active.get("sleeping") ?? 0),
-        queued: active.get("queued") ?? 0,
-        durationMs: {
-          p50: round(quantile(USAGE_BOUNDS.run, histograms.runMs, 0.5)),
-          p95: round(quantile(USAGE_BOUNDS.run, histograms.runMs, 0.95)),
-        },
-        failingLoops: [...byLoop.values()]
-          .filter((loop) => loop.errored > 0)
-          .sort((a, b) => b.errored - a.errored || a.loopId.localeCompare(b.loopId))
-          .slice(0, 5),
-      },
-      series,
-    };
+  return function summary(orgId: string, input: UsageInput, nowMs = Date.now()): UsageSummary {
+    const q = usageQuery(orgId, input, nowMs);
+    const rows = rollups.all(q.orgId, q.fromMinute, q.tokenId, q.company, q.loopId);
+    return summarize(input, q, rows, activeRuns.all(orgId, q.loopId, q.tokenId), nowMs);
   };
 }
-
-export type UsageReader = ReturnType<typeof createUsageReader>;
-export type UsageSummary = ReturnType<UsageReader>;

@@ -4,20 +4,19 @@
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Engine } from "../../core/loop/engine.ts";
-import type { Db } from "../db.ts";
 import type { LoopCatalog } from "../services/loop-catalog.ts";
 import { type AccountStore, type LoginLimiter, resolveSession } from "../services/accounts.ts";
 import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
-import { createUsageReader } from "../services/usage.ts";
+import type { UsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
 import type { TrpcContext } from "./trpc.ts";
 
 export interface TrpcHandlerOptions {
-  /** SQLite, for the usage rollups; the other resources go through their stores. */
-  db: Db;
+  /** The usage rollups: `createUsageReader` (SQLite) or `postgresUsageReader`. */
+  usageReader: UsageReader;
   accounts: AccountStore;
   tokens: TokenStore;
   deviceLogins: DeviceLoginStore;
@@ -42,7 +41,7 @@ function sessionSecret(request: Request): string | null {
 }
 
 export function trpcHandler(options: TrpcHandlerOptions) {
-  const usage = createUsageReader(options.db.sqlite);
+  const usage = options.usageReader;
   return (request: Request, clientAddress: string) =>
     fetchRequestHandler({
       // Elysia strips the mount prefix only with AOT on; tell tRPC which one it sees.
