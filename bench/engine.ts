@@ -36,15 +36,16 @@ const trigger = { kind: "token" as const, id: "tok_bench", name: "bench" };
 async function benchEnqueue(): Promise<void> {
   const db = openDatabase(join(dir, "enqueue.db"));
   const engine = createEngine({ sqlite: db.sqlite, loops: new Map() });
-  for (let i = 0; i < 500; i++) engine.enqueue({ orgId: "org_bench", loopId: "loop_x", input: { i }, trigger });
+  for (let i = 0; i < 500; i++) await engine.enqueue({ orgId: "org_bench", loopId: "loop_x", input: { i }, trigger });
   const body = {
     form: "new-patient-registration",
     source: "web",
     fields: { preferredContact: "email", note: "x".repeat(200) },
   };
   const started = performance.now();
+  // Awaited one by one: each run is committed before the next is queued, as before the store was async.
   for (let i = 0; i < enqueueCount; i++)
-    engine.enqueue({ orgId: "org_bench", loopId: "loop_intake", input: body, trigger });
+    await engine.enqueue({ orgId: "org_bench", loopId: "loop_intake", input: body, trigger });
   const seconds = (performance.now() - started) / 1000;
   console.log(
     `enqueue: ${enqueueCount} durable inserts in ${(seconds * 1000).toFixed(0)} ms = ${Math.round(enqueueCount / seconds)} runs/s (${((seconds / enqueueCount) * 1e6).toFixed(1)} µs each; WAL, synchronous=NORMAL)`,
@@ -65,7 +66,7 @@ async function benchEnqueue(): Promise<void> {
 async function waitFinished(engine: Engine, runId: string): Promise<void> {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const status = engine.get("org_bench", runId)?.status;
+    const status = (await engine.get("org_bench", runId))?.status;
     if (status === "complete") return;
     if (status === "errored" || status === "terminated") throw new Error(`bench run ${status}`);
     if (Date.now() > deadline) throw new Error("bench run did not finish");
@@ -75,7 +76,7 @@ async function waitFinished(engine: Engine, runId: string): Promise<void> {
 
 async function timeRun(engine: Engine, steps: number): Promise<number> {
   const started = performance.now();
-  const { runId } = engine.enqueue({ orgId: "org_bench", loopId: "loop_many", input: { steps }, trigger });
+  const { runId } = await engine.enqueue({ orgId: "org_bench", loopId: "loop_many", input: { steps }, trigger });
   await waitFinished(engine, runId);
   return performance.now() - started;
 }
@@ -84,7 +85,7 @@ async function benchSteps(): Promise<void> {
   const db = openDatabase(join(dir, "steps.db"));
   const { loops } = await loadLoops(join(import.meta.dir, "..", "test", "fixtures", "loops"));
   const engine = createEngine({ sqlite: db.sqlite, loops, threads: 1, concurrency: 1 });
-  engine.start();
+  await engine.start();
   await timeRun(engine, 10); // warm up: module cache, statements
   const perStep: number[] = [];
   for (let i = 0; i < repeat; i++) {
@@ -112,7 +113,7 @@ async function timeBatch(
   count: number,
 ) {
   const started = performance.now();
-  for (let i = 0; i < count; i++) engine.enqueue({ orgId: "org_bench", loopId, input, trigger });
+  for (let i = 0; i < count; i++) await engine.enqueue({ orgId: "org_bench", loopId, input, trigger });
   const left = db.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status != 'complete'");
   const deadline = Date.now() + 300_000;
   while ((left.get()?.n ?? 0) > 0) {
@@ -127,7 +128,7 @@ async function benchConcurrency(): Promise<void> {
   {
     const db = openDatabase(join(dir, "waiting.db"));
     const engine = createEngine({ sqlite: db.sqlite, loops });
-    engine.start();
+    await engine.start();
     const ms = await timeBatch(engine, db, "loop_slow", { ms: 1_000 }, waitingCount);
     console.log(
       `waiting: ${waitingCount} runs whose one step waits 1 s, all done in ${(ms / 1000).toFixed(2)} s = ${(ms / 1000).toFixed(2)}× the ideal (every run at once), ${engine.threadCount} loop threads, default limits`,
@@ -138,7 +139,7 @@ async function benchConcurrency(): Promise<void> {
   {
     const db = openDatabase(join(dir, "trivial.db"));
     const engine = createEngine({ sqlite: db.sqlite, loops });
-    engine.start();
+    await engine.start();
     await timeBatch(engine, db, "loop_echo", { warm: true }, 50);
     const ms = await timeBatch(engine, db, "loop_echo", { n: 1 }, trivialCount);
     console.log(

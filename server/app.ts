@@ -42,6 +42,7 @@ import { unavailable } from "../http/problem.ts";
 import { healthRoutes } from "./routes/health.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageRecorder } from "./services/usage.ts";
+import { createSqliteTriggerStore, type TriggerStore } from "./routes/triggers.ts";
 
 export interface AppDeps {
   /** Over SQLite, so synchronous: the auth hooks have no async form yet (PostgreSQL is not served). */
@@ -55,6 +56,8 @@ export interface AppDeps {
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
   idempotency: SqliteIdempotencyStore;
+  /** Where triggers commit; default: SQLite's group commit over `db` and `idempotency` (routes/triggers.ts). */
+  triggers?: TriggerStore;
   /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
   planningIdempotency: IdempotencyStore;
   planCache: CacheStore<PlanResult>;
@@ -176,7 +179,15 @@ export function createApp(deps: AppDeps) {
     .use(adminConsole())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
-    .use(loopRoutes({ ...deps, authenticate: deps.authenticator.authenticate }))
+    .use(
+      loopRoutes({
+        authenticate: deps.authenticator.authenticate,
+        idempotency: deps.idempotency,
+        triggers: deps.triggers ?? createSqliteTriggerStore(deps.db.sqlite, deps.idempotency),
+        engine: deps.engine,
+        catalog: deps.catalog,
+      }),
+    )
     .use(
       metricsRoute({
         metrics,

@@ -1,7 +1,7 @@
 /**
  * Claims (claims.ts) on PostgreSQL: the same operations and the same fairness, answered with
- * promises. Not wired into the engine yet: the engine and its store still run on SQLite
- * (docs/deploy.md). test/claims.test.ts runs one suite over both dialects.
+ * promises; the engine takes them with the PostgreSQL run store (engine.ts, store-postgres.ts).
+ * test/claims.test.ts runs one suite over both dialects.
  *
  * Where SQLite serialises a whole claim pass with BEGIN IMMEDIATE, here many instances claim at
  * once, in READ COMMITTED transactions:
@@ -20,7 +20,7 @@ import { hostname } from "node:os";
 import { and, asc, count, eq, inArray, isNotNull, isNull, lt, lte, min, ne, or, type SQL, sql } from "drizzle-orm";
 import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import * as tables from "../../schema/pg-tables.ts";
-import { type ClaimLimits, type Claims, isEngineGone } from "./claims.ts";
+import { type AsyncClaims, type ClaimLimits, isEngineGone } from "./claims.ts";
 import type { ClaimedRun } from "./store.ts";
 
 const { runs, loopEngines } = tables;
@@ -28,10 +28,7 @@ const { runs, loopEngines } = tables;
 type Orm = BunSQLDatabase<typeof tables>;
 type Tx = Parameters<Parameters<Orm["transaction"]>[0]>[0];
 
-/** The operations of claims.ts, each answered with a promise. */
-export type AsyncClaims = {
-  [K in keyof Claims]: (...args: Parameters<Claims[K]>) => Promise<ReturnType<Claims[K]>>;
-};
+export type { AsyncClaims } from "./claims.ts";
 
 /** The first key of the claim locks (ASCII "heal"); the second is the organization's hashtext. */
 const CLAIM_LOCK_SPACE = 0x6865616c;

@@ -10,7 +10,7 @@ import { loadFixtureLoops } from "./loops.ts";
 const [path = "", json = "{}"] = process.argv.slice(2);
 const db = openDatabase(path);
 const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), ...JSON.parse(json) });
-engine.start();
+await engine.start();
 process.stdout.write(`ready ${engine.id}\n`);
 process.on("SIGTERM", async () => {
   await engine.stop();

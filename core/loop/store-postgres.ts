@@ -1,0 +1,440 @@
+/**
+ * The run store (store.ts) on PostgreSQL, through drizzle over Bun's SQL client: the same
+ * operations and the same answers as the SQLite store, one round trip per statement.
+ *
+ * A write on behalf of an executing run first locks the run's row while checking that this
+ * engine still holds it (`running`, its lease owner): `SELECT … FOR UPDATE`, or the conditional
+ * `UPDATE … RETURNING` that touches it. Under READ COMMITTED a terminate (or a claim by another
+ * engine) that commits first makes that check find nothing, and one that comes later waits for
+ * this transaction; so a step is never recorded for a run that was terminated or taken over, as
+ * the single-writer SQLite file guarantees by construction. Writes of several rows are one
+ * transaction.
+ *
+ * PostgreSQL has no rowid: lists page by (createdAt, id), and the latest run of a loop is the one
+ * with the greatest (createdAt, id).
+ */
+import { and, asc, desc, eq, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
+import * as tables from "../../schema/pg-tables.ts";
+import type { StoredError, StoredStep } from "./protocol.ts";
+import {
+  type AttemptRow,
+  type AttemptSpanRow,
+  type FinishedStepWrite,
+  type ListedRun,
+  type ListQuery,
+  parseStoredError,
+  type RunRow,
+  type RunStore,
+  type SleepWrite,
+  type StepRow,
+  type StepWrite,
+} from "./store.ts";
+
+const { runs, runSteps, runStepAttempts } = tables;
+
+type Orm = BunSQLDatabase<typeof tables>;
+type Tx = Parameters<Parameters<Orm["transaction"]>[0]>[0];
+
+const UNFINISHED = ["queued", "running", "sleeping"] as const;
+
+export function createPostgresRunStore(db: Orm): RunStore {
+  const owned = (runId: string, owner: string) =>
+    and(eq(runs.id, runId), eq(runs.leaseOwner, owner), eq(runs.status, "running"));
+
+  /** Locks the run's row if this engine still holds it; false when it does not. */
+  async function lockOwned(tx: Tx, runId: string, owner: string): Promise<boolean> {
+    const rows = await tx.select({ id: runs.id }).from(runs).where(owned(runId, owner)).for("update");
+    return rows.length > 0;
+  }
+
+  /** Locks and touches the run's row if this engine still holds it; false when it does not. */
+  async function touchOwned(tx: Tx, runId: string, owner: string, now: number): Promise<boolean> {
+    const rows = await tx.update(runs).set({ updatedAt: now }).where(owned(runId, owner)).returning({ id: runs.id });
+    return rows.length > 0;
+  }
+
+  /** Inside `db.transaction`: a `false` from `write` rolls it back. */
+  class NotOwned extends Error {}
+  async function atomically(write: (tx: Tx) => Promise<boolean>): Promise<boolean> {
+    try {
+      return await db.transaction(async (tx) => {
+        if (!(await write(tx))) throw new NotOwned();
+        return true;
+      });
+    } catch (error) {
+      if (error instanceof NotOwned) return false;
+      throw error;
+    }
+  }
+
+  function upsertFinishedStep(
+    tx: Tx,
+    write: StepWrite & {
+      kind: "do" | "sleep";
+      status: "complete" | "errored" | "sleeping";
+      result: string | null;
+      error: string | null;
+      attempts: number;
+      wakeAt: number | null;
+    },
+  ) {
+    const finishedAt = write.status === "sleeping" ? null : write.now;
+    return tx
+      .insert(runSteps)
+      .values({
+        runId: write.runId,
+        key: write.key,
+        name: write.name,
+        idx: write.idx,
+        kind: write.kind,
+        status: write.status,
+        result: write.result,
+        error: write.error,
+        attempts: write.attempts,
+        wakeAt: write.wakeAt,
+        startedAt: write.now,
+        finishedAt,
+      })
+      .onConflictDoUpdate({
+        target: [runSteps.runId, runSteps.key],
+        set: {
+          status: write.status,
+          result: write.result,
+          error: write.error,
+          attempts: write.attempts,
+          wakeAt: write.wakeAt,
+          finishedAt,
+        },
+      });
+  }
+
+  function finishAttemptLog(
+    tx: Tx,
+    write: { runId: string; key: string; attempt: number; status: "complete" | "errored"; error: string | null },
+    now: number,
+  ) {
+    return tx
+      .update(runStepAttempts)
+      .set({
+        status: write.status,
+        error: sql`COALESCE(${write.error}::text, ${runStepAttempts.error})`,
+        finishedAt: sql`COALESCE(${runStepAttempts.finishedAt}, ${now}::bigint)`,
+      })
+      .where(
+        and(
+          eq(runStepAttempts.runId, write.runId),
+          eq(runStepAttempts.key, write.key),
+          eq(runStepAttempts.attempt, write.attempt),
+        ),
+      );
+  }
+
+  /** Closes the steps and attempts a run left open when it ended. */
+  async function closeOpen(tx: Tx, runId: string, now: number, error: string, status: "errored" | "terminated") {
+    await tx
+      .update(runSteps)
+      .set({ status, error, finishedAt: now })
+      .where(and(eq(runSteps.runId, runId), inArray(runSteps.status, ["running", "sleeping"])));
+    await tx
+      .update(runStepAttempts)
+      .set({ status, error, finishedAt: now })
+      .where(and(eq(runStepAttempts.runId, runId), eq(runStepAttempts.status, "running")));
+  }
+
+  const released = { leaseOwner: null, leaseExpiresAt: null } as const;
+
+  return {
+    async insertRun(run) {
+      await db.insert(runs).values({
+        id: run.id,
+        workflowInstanceId: run.workflowInstanceId,
+        orgId: run.orgId,
+        loopId: run.loopId,
+        input: run.input,
+        triggerKind: run.triggerKind,
+        triggerId: run.triggerId,
+        triggerName: run.triggerName,
+        traceparent: run.traceparent ?? null,
+        status: "queued",
+        attempts: 0,
+        createdAt: run.now,
+        updatedAt: run.now,
+      });
+    },
+
+    async storedSteps(runId, now) {
+      await db
+        .update(runSteps)
+        .set({ status: "complete", finishedAt: now })
+        .where(
+          and(
+            eq(runSteps.runId, runId),
+            eq(runSteps.kind, "sleep"),
+            eq(runSteps.status, "sleeping"),
+            lte(runSteps.wakeAt, now),
+          ),
+        );
+      const rows = await db.select().from(runSteps).where(eq(runSteps.runId, runId));
+      return rows.map(toStoredStep);
+    },
+
+    recordAttempt(write) {
+      return atomically(async (tx) => {
+        if (!(await lockOwned(tx, write.runId, write.owner))) return false;
+        await tx
+          .insert(runSteps)
+          .values({
+            runId: write.runId,
+            key: write.key,
+            name: write.name,
+            idx: write.idx,
+            kind: "do",
+            status: "running",
+            attempts: write.attempt,
+            startedAt: write.now,
+          })
+          .onConflictDoUpdate({
+            target: [runSteps.runId, runSteps.key],
+            set: { status: "running", attempts: write.attempt, finishedAt: null },
+          });
+        // As SQLite's INSERT OR REPLACE: a retried attempt number starts afresh.
+        await tx
+          .insert(runStepAttempts)
+          .values({
+            runId: write.runId,
+            key: write.key,
+            attempt: write.attempt,
+            status: "running",
+            startedAt: write.now,
+          })
+          .onConflictDoUpdate({
+            target: [runStepAttempts.runId, runStepAttempts.key, runStepAttempts.attempt],
+            set: { status: "running", error: null, startedAt: write.now, finishedAt: null },
+          });
+        return true;
+      });
+    },
+
+    async recordAttemptError(runId, key, attempt, error, now) {
+      const errorJson = JSON.stringify(error);
+      await db.transaction(async (tx) => {
+        await tx
+          .update(runSteps)
+          .set({ error: errorJson })
+          .where(and(eq(runSteps.runId, runId), eq(runSteps.key, key)));
+        await finishAttemptLog(tx, { runId, key, attempt, status: "errored", error: errorJson }, now);
+      });
+    },
+
+    finishStep(write: FinishedStepWrite) {
+      const errorJson = write.error === null ? null : JSON.stringify(write.error);
+      return atomically(async (tx) => {
+        if (!(await touchOwned(tx, write.runId, write.owner, write.now))) return false;
+        await upsertFinishedStep(tx, {
+          ...write,
+          kind: "do",
+          error: errorJson,
+          wakeAt: null,
+        });
+        await finishAttemptLog(
+          tx,
+          { runId: write.runId, key: write.key, attempt: write.attempts, status: write.status, error: errorJson },
+          write.now,
+        );
+        return true;
+      });
+    },
+
+    completeSleep(write: SleepWrite) {
+      return atomically(async (tx) => {
+        if (!(await touchOwned(tx, write.runId, write.owner, write.now))) return false;
+        await upsertFinishedStep(tx, {
+          ...write,
+          kind: "sleep",
+          status: "complete",
+          result: null,
+          error: null,
+          attempts: 1,
+        });
+        return true;
+      });
+    },
+
+    suspend(write: SleepWrite) {
+      return atomically(async (tx) => {
+        const rows = await tx
+          .update(runs)
+          .set({ status: "sleeping", wakeAt: write.wakeAt, ...released, updatedAt: write.now })
+          .where(owned(write.runId, write.owner))
+          .returning({ id: runs.id });
+        if (rows.length === 0) return false;
+        await upsertFinishedStep(tx, {
+          ...write,
+          kind: "sleep",
+          status: "sleeping",
+          result: null,
+          error: null,
+          attempts: 1,
+        });
+        return true;
+      });
+    },
+
+    async complete(runId, owner, now, output) {
+      const rows = await db
+        .update(runs)
+        .set({ status: "complete", output, error: null, finishedAt: now, updatedAt: now, ...released, wakeAt: null })
+        .where(owned(runId, owner))
+        .returning({ id: runs.id });
+      return rows.length > 0;
+    },
+
+    fail(runId, owner, now, error: StoredError) {
+      const errorJson = JSON.stringify(error);
+      return atomically(async (tx) => {
+        const rows = await tx
+          .update(runs)
+          .set({
+            status: "errored",
+            output: null,
+            error: errorJson,
+            finishedAt: now,
+            updatedAt: now,
+            ...released,
+            wakeAt: null,
+          })
+          .where(owned(runId, owner))
+          .returning({ id: runs.id });
+        if (rows.length === 0) return false;
+        const ended = JSON.stringify({ name: "RunEnded", message: "the run ended before this step finished" });
+        await closeOpen(tx, runId, now, ended, "errored");
+        return true;
+      });
+    },
+
+    async requeue(runId, owner, now) {
+      const rows = await db
+        .update(runs)
+        .set({ status: "queued", ...released, updatedAt: now })
+        .where(owned(runId, owner))
+        .returning({ id: runs.id });
+      return rows.length > 0;
+    },
+
+    terminate(orgId, runId, now) {
+      const error = JSON.stringify({ name: "Terminated", message: "the run was terminated" });
+      return atomically(async (tx) => {
+        const rows = await tx
+          .update(runs)
+          .set({ status: "terminated", error, finishedAt: now, updatedAt: now, ...released, wakeAt: null })
+          .where(and(eq(runs.id, runId), eq(runs.orgId, orgId), inArray(runs.status, [...UNFINISHED])))
+          .returning({ id: runs.id });
+        if (rows.length === 0) return false;
+        // A step open at that moment (a sleep, an attempt in flight) was cut short, not failed.
+        await closeOpen(tx, runId, now, error, "terminated");
+        return true;
+      });
+    },
+
+    async getRun(orgId, runId) {
+      const [row] = await db
+        .select()
+        .from(runs)
+        .where(and(eq(runs.id, runId), eq(runs.orgId, orgId)));
+      return (row as RunRow | undefined) ?? null;
+    },
+
+    async getSteps(runId) {
+      const rows = await db
+        .select()
+        .from(runSteps)
+        .where(eq(runSteps.runId, runId))
+        .orderBy(asc(runSteps.idx), asc(runSteps.key));
+      return rows as StepRow[];
+    },
+
+    async getAttempts(runId) {
+      const rows = await db
+        .select()
+        .from(runStepAttempts)
+        .where(eq(runStepAttempts.runId, runId))
+        .orderBy(asc(runStepAttempts.key), asc(runStepAttempts.attempt));
+      return rows as AttemptRow[];
+    },
+
+    async attemptSpans(runId) {
+      const rows: AttemptSpanRow[] = await db
+        .select({
+          key: runStepAttempts.key,
+          name: runSteps.name,
+          attempt: runStepAttempts.attempt,
+          status: runStepAttempts.status,
+          startedAt: runStepAttempts.startedAt,
+          finishedAt: runStepAttempts.finishedAt,
+        })
+        .from(runStepAttempts)
+        .leftJoin(runSteps, and(eq(runSteps.runId, runStepAttempts.runId), eq(runSteps.key, runStepAttempts.key)))
+        .where(eq(runStepAttempts.runId, runId))
+        .orderBy(asc(runStepAttempts.startedAt), asc(runStepAttempts.key), asc(runStepAttempts.attempt));
+      return rows;
+    },
+
+    async loopStats(orgId, loopId, since) {
+      const [counts] = await db
+        .select({
+          runs: sql<number>`count(*)::int`,
+          complete: sql<number>`count(*) FILTER (WHERE ${runs.status} = 'complete')::int`,
+          errored: sql<number>`count(*) FILTER (WHERE ${runs.status} = 'errored')::int`,
+        })
+        .from(runs)
+        .where(and(eq(runs.orgId, orgId), eq(runs.loopId, loopId), sql`${runs.createdAt} >= ${since}`));
+      const [last] = await db
+        .select({ status: runs.status, createdAt: runs.createdAt })
+        .from(runs)
+        .where(and(eq(runs.orgId, orgId), eq(runs.loopId, loopId)))
+        .orderBy(desc(runs.createdAt), desc(runs.id))
+        .limit(1);
+      return {
+        runs: counts?.runs ?? 0,
+        complete: counts?.complete ?? 0,
+        errored: counts?.errored ?? 0,
+        lastStatus: last?.status ?? null,
+        lastCreatedAt: last?.createdAt ?? null,
+      };
+    },
+
+    async list(query: ListQuery) {
+      const conditions: Array<SQL | undefined> = [eq(runs.orgId, query.orgId)];
+      if (query.loopId !== undefined) conditions.push(eq(runs.loopId, query.loopId));
+      if (query.status !== undefined) conditions.push(eq(runs.status, query.status));
+      if (query.after !== undefined) {
+        const { createdAt, position } = query.after;
+        conditions.push(or(lt(runs.createdAt, createdAt), and(eq(runs.createdAt, createdAt), lt(runs.id, position))));
+      }
+      const rows = await db
+        .select()
+        .from(runs)
+        .where(and(...conditions))
+        .orderBy(desc(runs.createdAt), desc(runs.id))
+        .limit(query.limit);
+      return rows.map((row): ListedRun => ({ ...(row as RunRow), position: row.id }));
+    },
+
+    isPosition: (position) => /^[0-9A-Za-z_]{1,64}$/.test(position),
+  };
+}
+
+function toStoredStep(row: typeof runSteps.$inferSelect): StoredStep {
+  const error = parseStoredError(row.error);
+  return {
+    key: row.key,
+    kind: row.kind,
+    status: row.status,
+    result: row.result,
+    errorName: error?.name ?? null,
+    errorMessage: error?.message ?? null,
+    attempts: row.attempts,
+    wakeAt: row.wakeAt,
+  };
+}
