@@ -245,10 +245,13 @@ export function createEngine(options: EngineOptions): Engine {
   function heartbeat(): void {
     if (beating !== undefined) return;
     const at = now();
+    const launched = runner.launches;
+    const passes = scheduler.passes;
+    const passing = scheduler.passing;
     beating = claims
       .renew(owner, at, at + leaseMs)
       .then((held) => {
-        if (running) runner.reconcile(held);
+        if (running) runner.reconcile(held, launched, passing || scheduler.passes !== passes);
       })
       .catch((error: unknown) => {
         logger.error("loop engine: heartbeat failed", { error: error instanceof Error ? error.name : "unknown" });

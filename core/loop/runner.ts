@@ -65,6 +65,8 @@ interface ActiveRun {
   claim: ClaimedRun;
   thread: LoopThread;
   slot: number;
+  /** When it was launched here, in launches (`launches`): a heartbeat only judges runs it saw. */
+  launch: number;
   settled: boolean;
   /** Stop after the current step (engine stopping). */
   draining: boolean;
@@ -81,6 +83,8 @@ export function createRunner(options: RunnerOptions) {
   /** Chains with a link not yet settled, for idle(). */
   const inFlight = new Set<Promise<void>>();
   let nextSlot = 1;
+  /** Runs launched since start (relaunches included). */
+  let launches = 0;
   /** Since start, for metrics: step attempts that failed and were retried, runs ended by status, threads lost. */
   const counts = {
     stepsRetried: 0,
@@ -109,7 +113,10 @@ export function createRunner(options: RunnerOptions) {
   /** Follows `work` to its end for idle(); it never rejects (every link catches). */
   function track(work: Promise<void>): Promise<void> {
     inFlight.add(work);
-    void work.finally(() => inFlight.delete(work));
+    const done = () => {
+      inFlight.delete(work);
+    };
+    work.then(done, done);
     return work;
   }
 
@@ -147,6 +154,7 @@ export function createRunner(options: RunnerOptions) {
       claim,
       thread,
       slot: nextSlot++,
+      launch: ++launches,
       settled: false,
       draining: false,
       runTimer: setTimeout(() => safely(run, () => onRunTimeout(run)), options.runTimeoutMs),
@@ -470,9 +478,16 @@ export function createRunner(options: RunnerOptions) {
     options.onSettled();
   }
 
-  /** Called by the heartbeat with the runs this engine still holds. */
-  function reconcile(held: Set<string>): void {
-    for (const run of [...active.values()]) if (!held.has(run.id)) lostRun(run);
+  /**
+   * Called by the heartbeat with the runs this engine still holds, as its renewal read them.
+   * `launched`: `launches` when the renewal started. The renewal is a promise, and claims may
+   * commit while it is under way: a run launched after it started is not judged by it, and with
+   * `claimsOverlapped` (a claim pass ran meanwhile) a held run not executing here may be one being
+   * launched, so none is released this time (the next heartbeat does it).
+   */
+  function reconcile(held: Set<string>, launched: number, claimsOverlapped: boolean): void {
+    for (const run of [...active.values()]) if (run.launch <= launched && !held.has(run.id)) lostRun(run);
+    if (claimsOverlapped) return;
     // Held but not executing here (it fell through the cracks): let another claim take it.
     for (const id of held) {
       if (active.has(id)) continue;
@@ -493,6 +508,10 @@ export function createRunner(options: RunnerOptions) {
     onThreadFailure,
     reconcile,
     isActive: (runId: string) => active.has(runId),
+    /** Runs launched so far, for reconcile(). */
+    get launches() {
+      return launches;
+    },
     counts,
     get size() {
       return active.size;

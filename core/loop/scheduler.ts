@@ -38,6 +38,8 @@ export function createScheduler(options: SchedulerOptions) {
   let passing: Promise<void> | undefined;
   /** A pass was asked for while one was going. */
   let again = false;
+  /** Passes started since start, for the heartbeat (engine.ts). */
+  let passes = 0;
   let pollTimer: ReturnType<typeof setInterval> | undefined;
   let wakeTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
 
@@ -59,6 +61,7 @@ export function createScheduler(options: SchedulerOptions) {
   }
 
   async function pass(): Promise<void> {
+    passes += 1;
     try {
       const free = options.capacity - options.inFlight();
       const at = now();
@@ -101,6 +104,13 @@ export function createScheduler(options: SchedulerOptions) {
   }
 
   return {
+    /** Passes started so far; a pass in progress counts. */
+    get passes() {
+      return passes;
+    },
+    get passing() {
+      return passing !== undefined;
+    },
     /** Asks for a pass soon (after the caller's reply is sent). */
     wake(): void {
       if (!running || queued) return;
