@@ -192,7 +192,6 @@ export function createApp(deps: AppDeps) {
       metricsRoute({
         metrics,
         engine: deps.engine,
-        sqlite: deps.db.sqlite,
         authenticate: deps.authenticator.authenticate,
       }),
     )

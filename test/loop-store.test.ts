@@ -265,7 +265,7 @@ describe.each(dialects("the run store suite"))("run store on $name", ({ skip, op
     }),
   );
 
-  test.skipIf(skip)("loop figures: runs of the window by outcome, and the latest run", () =>
+  test.skipIf(skip)("loop figures: runs of the window by outcome, and the latest run; unfinished runs by status", () =>
     withStore(async ({ store, claims }) => {
       await store.insertRun(newRun("run_old", { now: T0 - 100_000 }));
       await store.insertRun(newRun("run_ok", { now: T0 }));
@@ -282,6 +282,8 @@ describe.each(dialects("the run store suite"))("run store on $name", ({ skip, op
         errored: 1,
         lastRun: { status: "queued", createdAt: new Date(T0 + 2).toISOString() },
       });
+      // Every organization's unfinished runs (metrics).
+      expect(await store.unfinishedCounts()).toEqual({ queued: 1, running: 2, sleeping: 0 });
       expect(await queries.loopStats(ORG, "loop_none", 50_000)).toEqual({
         runs: 0,
         complete: 0,

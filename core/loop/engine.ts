@@ -36,7 +36,7 @@ import {
 import type { LoopDefinition } from "./registry.ts";
 import { createRunner, type RunEnded } from "./runner.ts";
 import { createScheduler } from "./scheduler.ts";
-import { createRunStore, type NewRun, type RunStore } from "./store.ts";
+import { createRunStore, type NewRun, type RunStore, type UnfinishedCounts } from "./store.ts";
 import { createPostgresRunStore } from "./store-postgres.ts";
 
 export type {
@@ -141,6 +141,8 @@ export interface Engine {
   readonly threadCount: number;
   /** Counts since this engine started, for metrics. */
   stats(): EngineStats;
+  /** Unfinished runs in the database (every engine's), by status, for metrics. */
+  unfinishedRuns(): Promise<UnfinishedCounts>;
   /**
    * Durably queues a run; the row is committed when this resolves. Wakes the scheduler. `persist`
    * writes the row instead of the engine's store (the trigger route commits it with its
@@ -270,6 +272,7 @@ export function createEngine(options: EngineOptions): Engine {
       return pool.threads.length;
     },
     stats: () => runner.counts,
+    unfinishedRuns: () => store.unfinishedCounts(),
 
     async enqueue(request, persist = store.insertRun) {
       const encoded = encodeStoredJson(request.input, "the trigger body");

@@ -404,6 +404,17 @@ export function createPostgresRunStore(db: Orm): RunStore {
       };
     },
 
+    async unfinishedCounts() {
+      const rows = await db
+        .select({ status: runs.status, n: sql<number>`count(*)::int` })
+        .from(runs)
+        .where(inArray(runs.status, [...UNFINISHED]))
+        .groupBy(runs.status);
+      const counts = { queued: 0, running: 0, sleeping: 0 };
+      for (const row of rows) if (row.status in counts) counts[row.status as keyof typeof counts] = row.n;
+      return counts;
+    },
+
     async list(query: ListQuery) {
       const conditions: Array<SQL | undefined> = [eq(runs.orgId, query.orgId)];
       if (query.loopId !== undefined) conditions.push(eq(runs.loopId, query.loopId));

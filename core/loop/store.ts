@@ -65,6 +65,8 @@ export interface AttemptSpanRow {
   finishedAt: number | null;
 }
 
+export type UnfinishedCounts = Record<"queued" | "running" | "sleeping", number>;
+
 export type AttemptWrite = StepWrite & { attempt: number };
 export type FinishedStepWrite = StepWrite & {
   status: "complete" | "errored";
@@ -105,6 +107,8 @@ export interface RunStore {
   attemptSpans(runId: string): Promise<AttemptSpanRow[]>;
   /** Per loop: runs created since `since` by final status, and the latest run's status. */
   loopStats(orgId: string, loopId: string, since: number): Promise<LoopStatsRow>;
+  /** Unfinished runs of every organization by status (metrics). */
+  unfinishedCounts(): Promise<UnfinishedCounts>;
   /** Newest first (createdAt, then position, descending). */
   list(query: ListQuery): Promise<ListedRun[]>;
   /** Whether `position` (from a decoded cursor) is one this dialect issues. */
@@ -178,6 +182,7 @@ export function createRunStore(sqlite: Database): RunStore {
     getAttempts: async (runId) => ops.getAttempts(runId),
     attemptSpans: async (runId) => ops.attemptSpans(runId),
     loopStats: async (orgId, loopId, since) => ops.loopStats(orgId, loopId, since),
+    unfinishedCounts: async () => ops.unfinishedCounts(),
     list: async (query) => ops.list(query),
     isPosition: (position) => /^\d{1,15}$/.test(position),
   };
@@ -261,6 +266,10 @@ function createSqliteOps(sqlite: Database) {
   const selectAttemptSpans = sqlite.prepare<AttemptSpanRow, [string]>(
     "SELECT a.key, s.name, a.attempt, a.status, a.startedAt, a.finishedAt FROM run_step_attempts a " +
       "LEFT JOIN run_steps s ON s.runId = a.runId AND s.key = a.key WHERE a.runId = ?1 ORDER BY a.startedAt, a.key, a.attempt",
+  );
+  // An index range per status (runs_status_wake).
+  const selectUnfinished = sqlite.prepare<{ status: keyof UnfinishedCounts; n: number }, []>(
+    "SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running', 'sleeping') GROUP BY status",
   );
   const selectRun = sqlite.prepare<RunRow, [string, string]>(
     `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?1 AND orgId = ?2`,
@@ -409,6 +418,12 @@ function createSqliteOps(sqlite: Database) {
 
     attemptSpans(runId: string): AttemptSpanRow[] {
       return selectAttemptSpans.all(runId);
+    },
+
+    unfinishedCounts(): UnfinishedCounts {
+      const counts: UnfinishedCounts = { queued: 0, running: 0, sleeping: 0 };
+      for (const row of selectUnfinished.all()) counts[row.status] = row.n;
+      return counts;
     },
 
     /** Per loop: runs created since `since` by final status, and the latest run's status. */

@@ -1,10 +1,10 @@
 /**
  * `GET /metrics`: the Prometheus text exposition of the HTTP metrics (http/metrics.ts), the loop
  * engine and the process. Gateway-wide figures, so only the system key may read them (403 for
- * any token). Engine figures are read when scraped: runs by status from the database (an index
- * range per status), in-flight runs and threads from the engine, and its counts since start.
+ * any token). Engine figures are read when scraped: runs by status from the database through the
+ * engine's store (either dialect), in-flight runs and threads from the engine, and its counts since
+ * start.
  */
-import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
 import { Counter, Gauge } from "prom-client";
 import type { Principal } from "../../core/authz.ts";
@@ -15,7 +15,6 @@ import { auth } from "../../plugins/auth.ts";
 export interface MetricsRouteDeps {
   metrics: HttpMetrics;
   engine: Engine;
-  sqlite: Database;
   authenticate: (bearer: string) => Principal | null;
 }
 
@@ -34,17 +33,15 @@ function mirror() {
 export function metricsRoute(deps: MetricsRouteDeps) {
   const { registry } = deps.metrics;
   const [retried, ended, failures] = [mirror(), mirror(), mirror()];
-  const activeByStatus = deps.sqlite.prepare<{ status: string; n: number }, []>(
-    "SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running', 'sleeping') GROUP BY status",
-  );
   new Gauge({
     name: "health_runs",
     help: "Runs not yet finished, by status (queued: waiting for capacity or a limit; sleeping: a row and a timer)",
     labelNames: ["status"] as const,
     registers: [registry],
-    collect() {
-      const counts = new Map(activeByStatus.all().map((row) => [row.status, row.n]));
-      for (const status of ["queued", "running", "sleeping"]) this.set({ status }, counts.get(status) ?? 0);
+    // prom-client awaits an async collect while it renders the scrape.
+    async collect() {
+      const counts = await deps.engine.unfinishedRuns();
+      for (const status of ["queued", "running", "sleeping"] as const) this.set({ status }, counts[status]);
     },
   });
   new Gauge({
