@@ -21,7 +21,7 @@ import type { TokenStore } from "./services/tokens.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
 import { errorHandler } from "../http/errors.ts";
-import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import type { IdempotencyStore } from "../plugins/idempotency/store.ts";
 import { openApiDocument } from "./routes/openapi.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { RateLimitStore, WindowState } from "../plugins/rate-limit/store.ts";
@@ -55,8 +55,12 @@ export interface AppDeps {
   adminAudit: AdminAudit;
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
-  idempotency: SqliteIdempotencyStore;
-  /** Where triggers commit; default: SQLite's group commit over `db` and `idempotency` (routes/triggers.ts). */
+  idempotency: IdempotencyStore;
+  /**
+   * Where triggers commit, in the database of `idempotency` (routes/triggers.ts). Default: SQLite's
+   * group commit over `db`, which needs `idempotency` to be the SQLite store. On PostgreSQL:
+   * createPostgresTriggerStore with a PostgresIdempotencyStore.
+   */
   triggers?: TriggerStore;
   /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
   planningIdempotency: IdempotencyStore;
@@ -183,7 +187,7 @@ export function createApp(deps: AppDeps) {
       loopRoutes({
         authenticate: deps.authenticator.authenticate,
         idempotency: deps.idempotency,
-        triggers: deps.triggers ?? createSqliteTriggerStore(deps.db.sqlite, deps.idempotency),
+        triggers: deps.triggers ?? sqliteTriggers(deps),
         engine: deps.engine,
         catalog: deps.catalog,
       }),
@@ -202,3 +206,12 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function sqliteTriggers(deps: AppDeps): TriggerStore {
+  if (deps.idempotency.shared) {
+    throw new Error(
+      "triggers with a shared Idempotency-Key store need their own TriggerStore (server/routes/triggers.ts)",
+    );
+  }
+  return createSqliteTriggerStore(deps.db.sqlite, deps.idempotency);
+}

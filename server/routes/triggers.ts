@@ -15,7 +15,7 @@ import type { Database } from "bun:sqlite";
 import { and, eq } from "drizzle-orm";
 import type { NewRun } from "../../core/loop/store.ts";
 import { prepareInsertRun } from "../../core/loop/store.ts";
-import { storedBody, type SqliteIdempotencyStore } from "../../plugins/idempotency/store.ts";
+import { type LocalIdempotencyStore, storedBody } from "../../plugins/idempotency/store.ts";
 import { idempotencyKeys, runs } from "../../schema/pg-tables.ts";
 import type { PgOrm } from "../db-postgres.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -33,7 +33,8 @@ export interface TriggerStore {
   insert(run: NewRun, key: TriggerKey | undefined): Promise<void>;
 }
 
-export function createSqliteTriggerStore(sqlite: Database, idempotency: SqliteIdempotencyStore): TriggerStore {
+/** `idempotency`: the SQLite store on the same connection, so its record joins the shared transaction. */
+export function createSqliteTriggerStore(sqlite: Database, idempotency: LocalIdempotencyStore): TriggerStore {
   const commits = new GroupCommit(sqlite);
   const insertRun = prepareInsertRun(sqlite);
   return {
