@@ -17,7 +17,7 @@
  * Queued runs leave in order of arrival (createdAt, then id), where SQLite uses its rowid.
  */
 import { hostname } from "node:os";
-import { and, asc, count, eq, inArray, isNotNull, isNull, lt, lte, min, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, lt, lte, min, ne, type SQL, sql } from "drizzle-orm";
 import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import * as tables from "../../schema/pg-tables.ts";
 import { type AsyncClaims, type ClaimLimits, isEngineGone } from "./claims.ts";
@@ -148,10 +148,22 @@ export function createPostgresClaims(db: Orm): AsyncClaims {
       if (claimed.length >= limits.max) return claimed;
 
       // Ready (organization → its loops with ready runs), due sleepers and queued runs alike.
-      const pairs = await tx
-        .selectDistinct({ orgId: runs.orgId, loopId: runs.loopId })
-        .from(runs)
-        .where(or(eq(runs.status, "queued"), and(eq(runs.status, "sleeping"), lte(runs.wakeAt, now))));
+      // Queued pairs by a loose index scan (a recursive query seeking the next pair in the
+      // runs_status_org_loop index, one seek per pair however long the queue: a plain DISTINCT read
+      // every queued row, ~7 ms a pass at 5,000 queued); due sleepers through runs_status_wake.
+      const pairs = await tx.execute<{ orgId: string; loopId: string }>(sql`
+        WITH RECURSIVE queued AS (
+          (SELECT "orgId", "loopId" FROM runs WHERE status = 'queued' ORDER BY "orgId", "loopId" LIMIT 1)
+          UNION ALL
+          SELECT next."orgId", next."loopId" FROM queued q, LATERAL (
+            SELECT "orgId", "loopId" FROM runs
+            WHERE status = 'queued' AND ("orgId", "loopId") > (q."orgId", q."loopId")
+            ORDER BY "orgId", "loopId" LIMIT 1
+          ) next
+        )
+        SELECT "orgId", "loopId" FROM queued
+        UNION
+        SELECT DISTINCT "orgId", "loopId" FROM runs WHERE status = 'sleeping' AND "wakeAt" <= ${now}::bigint`);
       const ready = new Map<string, string[]>();
       for (const { orgId, loopId } of pairs) ready.set(orgId, [...(ready.get(orgId) ?? []), loopId].sort());
       const orgs = [...ready.keys()].sort();
