@@ -291,7 +291,10 @@ export function createEngine(options: EngineOptions): Engine {
         traceparent: request.traceparent,
         now: now(),
       });
-      options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger });
+      // The run is committed: a failing listener (usage figures) must not fail the trigger.
+      guarded("run-queued listener", () =>
+        options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger }),
+      );
       scheduler.wake();
       return { runId, workflowInstanceId };
     },

@@ -110,10 +110,12 @@ export function createTracing(options: TracingOptions): Tracing | null {
 
     runEnded(run) {
       // Off the engine's path: the attempts are read, then the spans made; a failed read costs the steps' spans.
-      options.runs.attemptSpans(run.runId).then(
-        (attempts) => runSpans(run, attempts),
-        () => runSpans(run, []),
-      );
+      // Never a rejection left unhandled: a span that cannot be made is only a span missing.
+      options.runs
+        .attemptSpans(run.runId)
+        .catch((): AttemptSpanRow[] => [])
+        .then((attempts) => runSpans(run, attempts))
+        .catch(() => undefined);
     },
 
     async shutdown() {
