@@ -3,12 +3,16 @@
  * file and on a PostgreSQL database, each engine with its own connection as separate instances
  * would have. Runs complete with their steps, sleep and wake, are terminated (the loss of the
  * lease seen at the next heartbeat), survive a kill -9 of the engine process with no persisted
- * step run again, and two engines sharing one database complete every run exactly once.
+ * step run again, and two engines sharing one database complete every run exactly once. Over a
+ * slow database claim passes and heartbeats never overlap; over a failing one the run goes back to
+ * the queue and nothing rejects unhandled.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { type AsyncClaims, createAsyncClaims } from "../core/loop/claims.ts";
 import { createEngine, type Engine, type EngineDatabase, type EngineSettings } from "../core/loop/engine.ts";
 import type { RunEnded } from "../core/loop/runner.ts";
+import { createRunStore, type RunStore } from "../core/loop/store.ts";
 import { openPostgres } from "../server/db-postgres.ts";
 import { openDatabase } from "../server/db.ts";
 import {
@@ -291,5 +295,103 @@ describe.each(places)("the engine on $name", ({ skip, open }) => {
     expect(perStep.every((n) => n === 1)).toBe(true);
     // Both did work.
     expect(new Set(ended.map((run) => run.by)).size).toBe(2);
+  });
+});
+
+describe("the engine over a slow or failing database", () => {
+  /** SQLite's store and claims, each call of `claims` delayed by `delayMs` and counted while pending. */
+  async function slowParts(delayMs: number) {
+    const dir = tempDir("health-slow-");
+    const db = openDatabase(join(dir, "health.db"));
+    const base = createAsyncClaims(db.sqlite);
+    const pending = { claim: 0, renew: 0 };
+    const most = { claim: 0, renew: 0 };
+    async function counted<T>(name: "claim" | "renew", call: () => Promise<T>): Promise<T> {
+      pending[name] += 1;
+      most[name] = Math.max(most[name], pending[name]);
+      try {
+        await Bun.sleep(delayMs);
+        return await call();
+      } finally {
+        pending[name] -= 1;
+      }
+    }
+    const claims: AsyncClaims = {
+      ...base,
+      claim: (...args) => counted("claim", () => base.claim(...args)),
+      renew: (...args) => counted("renew", () => base.renew(...args)),
+    };
+    return {
+      db,
+      store: createRunStore(db.sqlite),
+      claims,
+      most,
+      async [Symbol.asyncDispose]() {
+        db.close();
+        dir[Symbol.dispose]();
+      },
+    };
+  }
+
+  test("claim passes and heartbeats never overlap; every run still completes", async () => {
+    await using parts = await slowParts(30);
+    const engine = createEngine({
+      store: parts.store,
+      claims: parts.claims,
+      loops: await loadFixtureLoops(),
+      pollMs: 5,
+      heartbeatMs: 5,
+    });
+    await engine.start();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        ids.push((await engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: i, trigger: TRIGGER })).runId);
+        // Triggers spread over several passes, each wake arriving while a pass is under way.
+        if (i % 5 === 0) await Bun.sleep(10);
+      }
+      for (const id of ids) expect((await waitForStatus(engine, id, undefined, 10_000)).status).toBe("complete");
+    } finally {
+      await engine.stop();
+    }
+    expect(parts.most).toEqual({ claim: 1, renew: 1 });
+  });
+
+  test("a write that fails gives the run back to the queue; it resumes, and nothing rejects unhandled", async () => {
+    await using parts = await slowParts(0);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    let failures = 1;
+    const store: RunStore = {
+      ...parts.store,
+      async finishStep(write) {
+        if (write.key === "count" && failures-- > 0) throw new Error("the database went away");
+        return parts.store.finishStep(write);
+      },
+    };
+    const errors: string[] = [];
+    const engine = createEngine({
+      store,
+      claims: parts.claims,
+      loops: await loadFixtureLoops(),
+      pollMs: 20,
+      logger: { info() {}, warn() {}, error: (message) => errors.push(message) },
+    });
+    await engine.start();
+    try {
+      const { runId } = await engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+      const run = await waitForStatus(engine, runId, undefined, 10_000);
+      expect({ status: run.status, attempts: run.attempts, steps: run.steps.map((s) => s.key) }).toEqual({
+        status: "complete",
+        attempts: 2,
+        steps: ["look", "count", "count#2", "nothing"],
+      });
+    } finally {
+      await engine.stop();
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(errors).toEqual(["loop engine: persisting a run failed; the run is requeued"]);
+    expect(unhandled).toEqual([]);
   });
 });
