@@ -357,6 +357,42 @@ describe("the engine over a slow or failing database", () => {
     expect(parts.most).toEqual({ claim: 1, renew: 1 });
   });
 
+  test("a run launched while a renewal is under way is not taken for lost by it", async () => {
+    await using parts = await slowParts(0);
+    const infos: string[] = [];
+    const engine = createEngine({
+      store: parts.store,
+      // The renewal reads the held runs first, then takes 40 ms to answer, as a round trip may.
+      claims: {
+        ...parts.claims,
+        async renew(...args) {
+          const held = await parts.claims.renew(...args);
+          await Bun.sleep(40);
+          return held;
+        },
+      },
+      loops: await loadFixtureLoops(),
+      pollMs: 10,
+      heartbeatMs: 15,
+      logger: { info: (message) => infos.push(message), warn() {}, error() {} },
+    });
+    await engine.start();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        ids.push(
+          (await engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60 }, trigger: TRIGGER })).runId,
+        );
+        await Bun.sleep(7);
+      }
+      const runs = await Promise.all(ids.map((id) => waitForStatus(engine, id, undefined, 10_000)));
+      expect(runs.map((run) => `${run.status}:${run.attempts}`)).toEqual(ids.map(() => "complete:1"));
+    } finally {
+      await engine.stop();
+    }
+    expect(infos.filter((message) => message.includes("no longer owned"))).toEqual([]);
+  });
+
   test("a write that fails gives the run back to the queue; it resumes, and nothing rejects unhandled", async () => {
     await using parts = await slowParts(0);
     const unhandled: unknown[] = [];
