@@ -5,7 +5,7 @@
  * lease seen at the next heartbeat), survive a kill -9 of the engine process with no persisted
  * step run again, and two engines sharing one database complete every run exactly once. Over a
  * slow database claim passes and heartbeats never overlap; over a failing one the run goes back to
- * the queue and nothing rejects unhandled.
+ * the queue and nothing rejects unhandled, and stop() waits for the writes in flight.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -391,6 +391,47 @@ describe("the engine over a slow or failing database", () => {
       await engine.stop();
     }
     expect(infos.filter((message) => message.includes("no longer owned"))).toEqual([]);
+  });
+
+  test("stop waits for a slow write: the step it acknowledged stays done, and a new engine resumes after it", async () => {
+    await using parts = await slowParts(0);
+    using logDir = tempDir("health-slow-log-");
+    const logFile = join(logDir, "steps.log");
+    let slowWrites = 0;
+    // Every step's completion takes 150 ms to commit, as a distant database may.
+    const store: RunStore = {
+      ...parts.store,
+      async finishStep(write) {
+        slowWrites += 1;
+        await Bun.sleep(150);
+        return parts.store.finishStep(write);
+      },
+    };
+    const first = createEngine({ store, claims: parts.claims, loops: await loadFixtureLoops(), pollMs: 20 });
+    await first.start();
+    const { runId } = await first.enqueue({
+      orgId: ORG,
+      loopId: "loop_waits",
+      input: { logFile, tag: "slow", steps: 4, waitMs: 0 },
+      trigger: TRIGGER,
+    });
+    await waitFor(() => (slowWrites >= 2 ? true : undefined), "a second step's write to be under way", 5_000);
+    await first.stop();
+    // Stopped: every write it started has committed, and the run is back in the queue.
+    const stopped = await first.get(ORG, runId);
+    const done = (stopped?.steps ?? []).filter((s) => s.status === "complete").map((s) => s.key);
+    expect({ status: stopped?.status, done: done.length >= 2 }).toEqual({ status: "queued", done: true });
+
+    const second = createEngine({ sqlite: parts.db.sqlite, loops: await loadFixtureLoops(), pollMs: 20 });
+    await second.start();
+    try {
+      expect((await waitForStatus(second, runId, undefined, 10_000)).status).toBe("complete");
+    } finally {
+      await second.stop();
+    }
+    const counts = new Map<string, number>();
+    for (const [line, n] of lineCounts(logFile)) counts.set(line.split(" ")[1] ?? "", n);
+    expect(done.filter((key) => counts.get(key) !== 1)).toEqual([]);
   });
 
   test("a write that fails gives the run back to the queue; it resumes, and nothing rejects unhandled", async () => {

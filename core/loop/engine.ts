@@ -88,7 +88,10 @@ export interface EngineSettings {
   pollMs?: number;
   /** Wall time one execution of a run may take before it is stopped. Default 15 minutes. */
   runTimeoutMs?: number;
-  /** How long stop() waits for in-flight steps before giving the runs back. Default 10 s. */
+  /**
+   * How long stop() waits for in-flight steps before giving the runs back, and then again at most
+   * for the writes in flight to commit. Default 10 s.
+   */
   stopTimeoutMs?: number;
   /** Heap one loop thread may use before it is replaced. Default 1,024 MB. */
   memoryLimitMb?: number;
@@ -336,7 +339,11 @@ export function createEngine(options: EngineOptions): Engine {
       settledWaiter = undefined;
       // Steps still in flight are abandoned; their runs resume by replay on the next start.
       runner.requeueAll();
-      await runner.idle();
+      // Every write in flight commits (or fails) before the threads go; bounded, for a database
+      // that stopped answering: those runs' leases then lapse and another engine takes them over.
+      if (!(await within(runner.idle(), stopTimeoutMs))) {
+        logger.error("loop engine: writes still in flight at stop; their runs resume once their leases lapse");
+      }
       pool.stop();
       try {
         await claims.unregister(owner);
@@ -359,6 +366,19 @@ export function createEngine(options: EngineOptions): Engine {
       return outcome;
     },
   };
+}
+
+/** Whether `work` settled within `ms`. */
+async function within(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function storeAndClaims(database: EngineDatabase): { store: RunStore; claims: AsyncClaims } {
