@@ -19,7 +19,7 @@ import type { TokenStore } from "./services/tokens.ts";
 import { jsonBody } from "../http/body.ts";
 import type { CacheStore } from "../plugins/cache/store.ts";
 import { errorHandler } from "../http/errors.ts";
-import type { IdempotencyStore, SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
+import type { IdempotencyStore } from "../plugins/idempotency/store.ts";
 import { openApiDocument } from "./routes/openapi.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { RateLimitStore, WindowState } from "../plugins/rate-limit/store.ts";
@@ -41,7 +41,7 @@ import { type DatabaseProbe, healthRoutes } from "./routes/health.ts";
 import type { CountActiveRuns } from "./services/run-counts.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageReader, UsageRecorder } from "./services/usage.ts";
-import type { Principal } from "../core/authz.ts";
+import { createSqliteTriggerStore, type TriggerStore } from "./routes/triggers.ts";
 
 export interface AppDeps {
   /**
@@ -57,7 +57,13 @@ export interface AppDeps {
   adminAudit: AdminAudit;
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
-  idempotency: SqliteIdempotencyStore;
+  idempotency: IdempotencyStore;
+  /**
+   * Where triggers commit, in the database of `idempotency` (routes/triggers.ts). Default: SQLite's
+   * group commit over `db`, which needs `idempotency` to be the SQLite store. On PostgreSQL:
+   * createPostgresTriggerStore with a PostgresIdempotencyStore.
+   */
+  triggers?: TriggerStore;
   /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
   planningIdempotency: IdempotencyStore;
   planCache: CacheStore<PlanResult>;
@@ -170,13 +176,6 @@ function observer(
  * still runs over SQLite): an app over an asynchronous authenticator refuses to start rather
  * than serve triggers with a principal that is a promise.
  */
-function synchronousAuthenticate(bearer: BearerAuth): (bearer: string) => Principal | null {
-  if (bearer.async === true) {
-    throw new Error("the trigger route (server/routes/loops.ts) has no asynchronous authentication yet");
-  }
-  return bearer.authenticate;
-}
-
 export function createApp(deps: AppDeps) {
   const trpc = trpcHandler(deps);
   // The Bun server exists once listening; tRPC asks it for the client address (login limits).
@@ -198,7 +197,15 @@ export function createApp(deps: AppDeps) {
     .use(adminConsole())
     .mount("/trpc", (request: Request) => trpc(request, server?.requestIP(request)?.address ?? "unknown"))
     .use(cliRoutes(deps))
-    .use(loopRoutes({ ...deps, authenticate: synchronousAuthenticate(deps.authenticator.bearer) }))
+    .use(
+      loopRoutes({
+        bearer: deps.authenticator.bearer,
+        idempotency: deps.idempotency,
+        triggers: deps.triggers ?? sqliteTriggers(deps),
+        engine: deps.engine,
+        catalog: deps.catalog,
+      }),
+    )
     .use(
       metricsRoute({
         metrics,
@@ -214,3 +221,12 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function sqliteTriggers(deps: AppDeps): TriggerStore {
+  if (deps.idempotency.shared) {
+    throw new Error(
+      "triggers with a shared Idempotency-Key store need their own TriggerStore (server/routes/triggers.ts)",
+    );
+  }
+  return createSqliteTriggerStore(deps.db.sqlite, deps.idempotency);
+}

@@ -3,7 +3,9 @@
  * build the stores and the upstream, compose the app and listen. Returns a handle that stops
  * everything and flushes what was written behind.
  */
+import { createAsyncClaims } from "../core/loop/claims.ts";
 import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
+import { createRunStore } from "../core/loop/store.ts";
 import { loadLoops } from "../core/loop/registry.ts";
 import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
@@ -116,6 +118,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
   const usage = new UsageRecorder(writeBehind.usage);
+  // The engine's store; tracing reads a finished run's attempts through it.
+  const runStore = createRunStore(db.sqlite);
   // The OpenTelemetry SDK is loaded only when traces are on: off, it costs nothing, start-up included.
   const traceEndpoint =
     config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
@@ -128,12 +132,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       : (await import("./services/tracing.ts")).createTracing({
           endpoint: traceEndpoint,
           serviceName: config.OTEL_SERVICE_NAME,
-          sqlite: db.sqlite,
+          runs: runStore,
           ...(options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }),
         });
   const tokenOf = (trigger: { kind: string; id: string }) => (trigger.kind === "token" ? trigger.id : "");
   const engine = createEngine({
-    sqlite: db.sqlite,
+    store: runStore,
+    claims: createAsyncClaims(db.sqlite),
     loops: catalog.all,
     ...(config.HEALTH_LOOP_THREADS === undefined ? {} : { threads: config.HEALTH_LOOP_THREADS }),
     concurrency: config.HEALTH_LOOP_CONCURRENCY,
@@ -202,7 +207,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const server = app.server;
   if (server === null) throw new Error("the server did not start");
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
-  engine.start();
+  await engine.start();
   const retention = createRetention({
     store: new SqliteRetentionStore(db.sqlite),
     auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,

@@ -14,7 +14,7 @@ const anyTime = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 describe("running loops", () => {
   test("enqueue commits a queued run and answers ids of the right shape", async () => {
     await using t = await testEngine();
-    const ids = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: { a: 1 }, trigger: TRIGGER });
+    const ids = await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: { a: 1 }, trigger: TRIGGER });
     expect(ids.runId).toMatch(/^run_[A-Za-z0-9]{24}$/);
     expect(ids.workflowInstanceId).toMatch(/^wfi_[A-Za-z0-9]{24}$/);
     // Read through a second connection: the row is durable before enqueue returned.
@@ -26,9 +26,9 @@ describe("running loops", () => {
 
   test("a run records its input, steps, output and trigger; undefined and null bodies stay apart", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const none = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: undefined, trigger: TRIGGER });
-    const nul = t.engine.enqueue({
+    await t.engine.start();
+    const none = await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: undefined, trigger: TRIGGER });
+    const nul = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_echo",
       input: null,
@@ -78,21 +78,26 @@ describe("running loops", () => {
       output: { seen: { isUndefined: false, body: null }, counts: [1, 2], nothing: "undefined" },
       trigger: { kind: "user", id: "usr_1", name: "Ada" },
     });
-    expect(t.engine.get("org_other", none.runId)).toBeNull();
+    expect(await t.engine.get("org_other", none.runId)).toBeNull();
   });
 
   test("a loop that throws fails its run, never the process", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const inStep = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: undefined, trigger: TRIGGER });
-    const inRun = t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: { where: "run" }, trigger: TRIGGER });
-    const inTimer = t.engine.enqueue({
+    await t.engine.start();
+    const inStep = await t.engine.enqueue({ orgId: ORG, loopId: "loop_throws", input: undefined, trigger: TRIGGER });
+    const inRun = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_throws",
+      input: { where: "run" },
+      trigger: TRIGGER,
+    });
+    const inTimer = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_throws",
       input: { where: "timer" },
       trigger: TRIGGER,
     });
-    const bigint = t.engine.enqueue({ orgId: ORG, loopId: "loop_bigint", input: undefined, trigger: TRIGGER });
+    const bigint = await t.engine.enqueue({ orgId: ORG, loopId: "loop_bigint", input: undefined, trigger: TRIGGER });
     const errors = await Promise.all(
       [inStep, inRun, inTimer, bigint].map(async ({ runId }) => {
         const run = await waitForStatus(t.engine, runId);
@@ -125,8 +130,8 @@ describe("running loops", () => {
 
   test("a run of a loop that is not registered errors with a clear reason", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_gone", input: undefined, trigger: TRIGGER });
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({ orgId: ORG, loopId: "loop_gone", input: undefined, trigger: TRIGGER });
     const run = await waitForStatus(t.engine, runId);
     expect({ status: run.status, error: run.error }).toEqual({
       status: "errored",
@@ -139,16 +144,20 @@ describe("running loops", () => {
 
   test("at most `concurrency` runs execute at once", async () => {
     await using t = await testEngine({ concurrency: 2 });
-    t.engine.start();
-    const runIds = Array.from(
-      { length: 6 },
-      () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 120 }, trigger: TRIGGER }).runId,
+    await t.engine.start();
+    const runIds = await Promise.all(
+      Array.from(
+        { length: 6 },
+        async () =>
+          (await t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 120 }, trigger: TRIGGER })).runId,
+      ),
     );
     let maxRunning = 0;
     const count = t.db.sqlite.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'");
-    await waitFor(() => {
+    await waitFor(async () => {
       maxRunning = Math.max(maxRunning, t.engine.activeCount, count.get()?.n ?? 0);
-      return runIds.every((id) => t.engine.get(ORG, id)?.status === "complete") ? true : undefined;
+      const runs = await Promise.all(runIds.map((id) => t.engine.get(ORG, id)));
+      return runs.every((run) => run?.status === "complete") ? true : undefined;
     }, "all slow runs to complete");
     expect(maxRunning).toBe(2);
   });
@@ -157,9 +166,19 @@ describe("running loops", () => {
 describe("isolation", () => {
   test("a loop awaiting forever or spinning synchronously is stopped at the run timeout", async () => {
     await using t = await testEngine({ runTimeoutMs: 300 });
-    t.engine.start();
-    const waiting = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "await" }, trigger: TRIGGER });
-    const spinning = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode: "spin" }, trigger: TRIGGER });
+    await t.engine.start();
+    const waiting = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "await" },
+      trigger: TRIGGER,
+    });
+    const spinning = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_hang",
+      input: { mode: "spin" },
+      trigger: TRIGGER,
+    });
     for (const { runId } of [waiting, spinning]) {
       const run = await waitForStatus(t.engine, runId);
       expect({ status: run.status, error: run.error, steps: run.steps.map((s) => s.status) }).toEqual({
@@ -172,14 +191,14 @@ describe("isolation", () => {
       });
     }
     // The engine, and the thread it runs on, are still fine.
-    const after = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    const after = await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
     expect((await waitForStatus(t.engine, after.runId)).status).toBe("complete");
   });
 
   test("a step spinning synchronously past its timeout is stopped by the engine", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const { runId } = t.engine.enqueue({
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_hang",
       input: { mode: "spin-in-step" },
@@ -203,8 +222,8 @@ describe("isolation", () => {
 
   test("a loop allocating without bound is stopped at its heap limit", async () => {
     await using t = await testEngine({ memoryLimitMb: 96, memoryCheckMs: 100 });
-    t.engine.start();
-    const { runId } = t.engine.enqueue({
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_hang",
       input: { mode: "hog-async" },
@@ -220,8 +239,8 @@ describe("isolation", () => {
   test("a loop allocating in a synchronous loop is stopped when the process grows past its limit", async () => {
     const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
     await using t = await testEngine({ processMemoryLimitMb: rssMb + 400, memoryCheckMs: 100 });
-    t.engine.start();
-    const { runId } = t.engine.enqueue({
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_hang",
       input: { mode: "hog-sync" },
@@ -238,8 +257,8 @@ describe("isolation", () => {
     process.env.HEALTH_TEST_SECRET = "not for loops";
     try {
       await using t = await testEngine();
-      t.engine.start();
-      const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_env", input: undefined, trigger: TRIGGER });
+      await t.engine.start();
+      const { runId } = await t.engine.enqueue({ orgId: ORG, loopId: "loop_env", input: undefined, trigger: TRIGGER });
       expect((await waitForStatus(t.engine, runId)).output).toEqual({ secret: null, hasPath: true });
     } finally {
       delete process.env.HEALTH_TEST_SECRET;
@@ -251,8 +270,8 @@ describe("durability", () => {
   test("a sleep releases the run and survives an engine stop and a new engine on the same file", async () => {
     await using t = await testEngine();
     const logFile = join(t.dir, "sleeper.log");
-    t.engine.start();
-    const { runId } = t.engine.enqueue({
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_sleeper",
       input: { logFile, sleepMs: 400 },
@@ -273,7 +292,7 @@ describe("durability", () => {
     const db = openDatabase(join(t.dir, "health.db"));
     const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
     try {
-      engine.start();
+      await engine.start();
       const run = await waitForStatus(engine, runId);
       expect({
         status: run.status,
@@ -296,9 +315,9 @@ describe("durability", () => {
   test("sleepUntil wakes at the given time", async () => {
     await using t = await testEngine({ pollMs: 10_000 });
     const logFile = join(t.dir, "until.log");
-    t.engine.start();
+    await t.engine.start();
     const until = Date.now() + 300;
-    const { runId } = t.engine.enqueue({
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_sleeper",
       input: { logFile, until },
@@ -313,8 +332,8 @@ describe("durability", () => {
   test("stop lets in-flight steps finish, requeues the run, and a restart replays without re-running steps", async () => {
     await using t = await testEngine();
     const logFile = join(t.dir, "logger.log");
-    t.engine.start();
-    const { runId } = t.engine.enqueue({
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_logger",
       input: { logFile, tag: "r1", steps: 25, stepDelayMs: 15 },
@@ -322,13 +341,13 @@ describe("durability", () => {
     });
     await waitFor(() => (logLines(logFile).length >= 5 ? true : undefined), "five steps to run");
     await t.engine.stop();
-    const stopped = t.engine.get(ORG, runId);
+    const stopped = await t.engine.get(ORG, runId);
     expect({ status: stopped?.status, open: stopped?.steps.filter((s) => s.status !== "complete").length }).toEqual({
       status: "queued",
       open: 0,
     });
 
-    t.engine.start();
+    await t.engine.start();
     const run = await waitForStatus(t.engine, runId);
     const lines = logLines(logFile);
     expect({ status: run.status, output: run.output, lines: lines.length, distinct: new Set(lines).size }).toEqual({
@@ -341,13 +360,21 @@ describe("durability", () => {
 
   test("stop gives up on a step still running at its deadline; the run is requeued and the step will run again", async () => {
     await using t = await testEngine({ stopTimeoutMs: 150 });
-    t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
-    await waitFor(() => (t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined), "the slow step to start");
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_slow",
+      input: { ms: 60_000 },
+      trigger: TRIGGER,
+    });
+    await waitFor(
+      async () => ((await t.engine.get(ORG, runId))?.steps.length === 1 ? true : undefined),
+      "the slow step to start",
+    );
     const started = Date.now();
     await t.engine.stop();
     expect(Date.now() - started).toBeLessThan(2_000);
-    const run = t.engine.get(ORG, runId);
+    const run = await t.engine.get(ORG, runId);
     expect({
       status: run?.status,
       steps: run?.steps.map((s) => `${s.key}:${s.status}`),
@@ -361,9 +388,14 @@ describe("durability", () => {
 
   test("leases: an expired one is taken over, a live engine's is respected, a dead engine's is taken at start", async () => {
     await using t = await testEngine();
-    const enqueue = (input: string) =>
-      t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input, trigger: TRIGGER }).runId;
-    const [stale, live, dead, unknown] = [enqueue("stale"), enqueue("live"), enqueue("dead"), enqueue("unknown")];
+    const enqueue = async (input: string) =>
+      (await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input, trigger: TRIGGER })).runId;
+    const [stale, live, dead, unknown] = [
+      await enqueue("stale"),
+      await enqueue("live"),
+      await enqueue("dead"),
+      await enqueue("unknown"),
+    ];
     const claim = t.db.sqlite.query(
       "UPDATE runs SET status = 'running', leaseOwner = ?2, leaseExpiresAt = ?3 WHERE id = ?1",
     );
@@ -380,14 +412,14 @@ describe("durability", () => {
     );
     engine.run("eng_live", hostname(), process.ppid, Date.now());
     engine.run("eng_dead", hostname(), exited.pid, Date.now());
-    t.engine.start();
+    await t.engine.start();
     for (const runId of [stale, dead, unknown]) expect((await waitForStatus(t.engine, runId)).status).toBe("complete");
-    expect(t.engine.get(ORG, live)?.status).toBe("running");
+    expect((await t.engine.get(ORG, live))?.status).toBe("running");
     await t.engine.stop();
     // Once eng_live stops heartbeating, a new engine takes its runs after the lease.
     t.db.sqlite.run("UPDATE loop_engines SET seenAt = 0 WHERE owner = 'eng_live'");
     const next = createEngine({ sqlite: t.db.sqlite, loops: await loadFixtureLoops(), pollMs: 50 });
-    next.start();
+    await next.start();
     try {
       expect((await waitForStatus(next, live)).status).toBe("complete");
     } finally {
@@ -399,8 +431,13 @@ describe("durability", () => {
 describe("retries", () => {
   test("every attempt of a retried step is kept with its error", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_flaky", input: { failures: 2 }, trigger: TRIGGER });
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_flaky",
+      input: { failures: 2 },
+      trigger: TRIGGER,
+    });
     const run = await waitForStatus(t.engine, runId);
     const [call] = run.steps;
     expect({ status: run.status, output: run.output, attempts: call?.attempts, error: call?.error }).toEqual({
@@ -422,8 +459,13 @@ describe("retries", () => {
 
   test("a step that spends its retries keeps every failure", async () => {
     await using t = await testEngine();
-    t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_flaky", input: { failures: 9 }, trigger: TRIGGER });
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_flaky",
+      input: { failures: 9 },
+      trigger: TRIGGER,
+    });
     const run = await waitForStatus(t.engine, runId);
     expect(run.status).toBe("errored");
     expect(run.steps[0]?.attemptLog.map((a) => `${a.attempt}:${a.status}:${a.error?.message}`)).toEqual([
@@ -438,30 +480,35 @@ describe("retries", () => {
 describe("terminate", () => {
   test("queued, running and sleeping runs are terminated; finished and unknown ones are told apart", async () => {
     await using t = await testEngine();
-    const queued = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 10 }, trigger: TRIGGER });
-    expect(t.engine.terminate(ORG, queued.runId)).toEqual({ ok: true, value: { status: "terminated" } });
+    const queued = await t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 10 }, trigger: TRIGGER });
+    expect(await t.engine.terminate(ORG, queued.runId)).toEqual({ ok: true, value: { status: "terminated" } });
 
-    t.engine.start();
-    const running = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
+    await t.engine.start();
+    const running = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_slow",
+      input: { ms: 60_000 },
+      trigger: TRIGGER,
+    });
     await waitFor(
-      () => (t.engine.get(ORG, running.runId)?.steps.length === 1 ? true : undefined),
+      async () => ((await t.engine.get(ORG, running.runId))?.steps.length === 1 ? true : undefined),
       "the slow step to start",
     );
-    expect(t.engine.terminate(ORG, running.runId)).toEqual({ ok: true, value: { status: "terminated" } });
+    expect(await t.engine.terminate(ORG, running.runId)).toEqual({ ok: true, value: { status: "terminated" } });
     expect(t.engine.activeCount).toBe(0);
 
-    const sleeping = t.engine.enqueue({
+    const sleeping = await t.engine.enqueue({
       orgId: ORG,
       loopId: "loop_sleeper",
       input: { logFile: join(t.dir, "s.log"), sleepMs: 60_000 },
       trigger: TRIGGER,
     });
     await waitForStatus(t.engine, sleeping.runId, ["sleeping"]);
-    expect(t.engine.terminate(ORG, sleeping.runId).ok).toBe(true);
+    expect((await t.engine.terminate(ORG, sleeping.runId)).ok).toBe(true);
 
-    const finished = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    const finished = await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
     await waitForStatus(t.engine, finished.runId);
-    expect(t.engine.terminate(ORG, finished.runId)).toEqual({
+    expect(await t.engine.terminate(ORG, finished.runId)).toEqual({
       ok: false,
       error: {
         code: "already_finished",
@@ -469,22 +516,22 @@ describe("terminate", () => {
         status: "complete",
       },
     });
-    expect(t.engine.terminate(ORG, queued.runId)).toMatchObject({
+    expect(await t.engine.terminate(ORG, queued.runId)).toMatchObject({
       ok: false,
       error: { code: "already_finished", status: "terminated" },
     });
-    expect(t.engine.terminate("org_other", finished.runId)).toEqual({
+    expect(await t.engine.terminate("org_other", finished.runId)).toEqual({
       ok: false,
       error: { code: "not_found", message: `no run ${finished.runId} in this organization` },
     });
 
-    const runningRecord = t.engine.get(ORG, running.runId);
+    const runningRecord = await t.engine.get(ORG, running.runId);
     expect({
       status: runningRecord?.status,
       error: runningRecord?.error,
       steps: runningRecord?.steps.map((s) => `${s.key}:${s.status}:${s.error?.name}`),
       attempts: runningRecord?.steps[0]?.attemptLog.map((a) => `${a.attempt}:${a.status}:${a.error?.name}`),
-      sleeping: t.engine.get(ORG, sleeping.runId)?.steps.map((s) => `${s.key}:${s.kind}:${s.status}`),
+      sleeping: (await t.engine.get(ORG, sleeping.runId))?.steps.map((s) => `${s.key}:${s.kind}:${s.status}`),
     }).toEqual({
       status: "terminated",
       error: { name: "Terminated", message: "the run was terminated" },
@@ -497,21 +544,27 @@ describe("terminate", () => {
 
   test("a run terminated through another connection is stopped at the next heartbeat", async () => {
     await using t = await testEngine({ heartbeatMs: 50 });
-    t.engine.start();
-    const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 60_000 }, trigger: TRIGGER });
+    await t.engine.start();
+    const { runId } = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_slow",
+      input: { ms: 60_000 },
+      trigger: TRIGGER,
+    });
     await waitFor(
-      () => (t.engine.activeCount === 1 && t.engine.get(ORG, runId)?.steps.length === 1 ? true : undefined),
+      async () =>
+        t.engine.activeCount === 1 && (await t.engine.get(ORG, runId))?.steps.length === 1 ? true : undefined,
       "the run to start",
     );
     const other = openDatabase(join(t.dir, "health.db"));
     try {
       const admin = createEngine({ sqlite: other.sqlite, loops: new Map() });
-      expect(admin.terminate(ORG, runId).ok).toBe(true);
+      expect((await admin.terminate(ORG, runId)).ok).toBe(true);
     } finally {
       other.close();
     }
     await waitFor(() => (t.engine.activeCount === 0 ? true : undefined), "the worker to be stopped");
-    expect(t.engine.get(ORG, runId)?.status).toBe("terminated");
+    expect((await t.engine.get(ORG, runId))?.status).toBe("terminated");
   });
 });
 
@@ -521,16 +574,17 @@ describe("list", () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
       ids.push(
-        t.engine.enqueue({ orgId: ORG, loopId: i % 2 === 0 ? "loop_a" : "loop_b", input: i, trigger: TRIGGER }).runId,
+        (await t.engine.enqueue({ orgId: ORG, loopId: i % 2 === 0 ? "loop_a" : "loop_b", input: i, trigger: TRIGGER }))
+          .runId,
       );
-    t.engine.enqueue({ orgId: "org_other", loopId: "loop_a", input: 9, trigger: TRIGGER });
-    t.engine.terminate(ORG, ids[0] ?? "");
+    await t.engine.enqueue({ orgId: "org_other", loopId: "loop_a", input: 9, trigger: TRIGGER });
+    await t.engine.terminate(ORG, ids[0] ?? "");
 
-    const first = t.engine.list(ORG, { limit: 2 });
+    const first = await t.engine.list(ORG, { limit: 2 });
     if (!first.ok) throw new Error(first.error.message);
-    const second = t.engine.list(ORG, { limit: 2, cursor: first.value.nextCursor ?? undefined });
+    const second = await t.engine.list(ORG, { limit: 2, cursor: first.value.nextCursor ?? undefined });
     if (!second.ok) throw new Error(second.error.message);
-    const third = t.engine.list(ORG, { limit: 2, cursor: second.value.nextCursor ?? undefined });
+    const third = await t.engine.list(ORG, { limit: 2, cursor: second.value.nextCursor ?? undefined });
     if (!third.ok) throw new Error(third.error.message);
     expect([first, second, third].map((page) => (page.ok ? page.value.runs.map((r) => r.input) : []))).toEqual([
       [4, 3],
@@ -539,13 +593,13 @@ describe("list", () => {
     ]);
     expect(third.ok && third.value.nextCursor).toBeNull();
 
-    const onlyA = t.engine.list(ORG, { loopId: "loop_a" });
+    const onlyA = await t.engine.list(ORG, { loopId: "loop_a" });
     expect(onlyA.ok && onlyA.value.runs.map((r) => r.input)).toEqual([4, 2, 0]);
-    const terminated = t.engine.list(ORG, { status: "terminated" });
+    const terminated = await t.engine.list(ORG, { status: "terminated" });
     expect(terminated.ok && terminated.value.runs.map((r) => r.id)).toEqual(ids.slice(0, 1));
-    const queuedA = t.engine.list(ORG, { loopId: "loop_a", status: "queued", limit: 1000 });
+    const queuedA = await t.engine.list(ORG, { loopId: "loop_a", status: "queued", limit: 1000 });
     expect(queuedA.ok && queuedA.value.runs.map((r) => r.input)).toEqual([4, 2]);
-    expect(t.engine.list(ORG, { cursor: "garbage" })).toEqual({
+    expect(await t.engine.list(ORG, { cursor: "garbage" })).toEqual({
       ok: false,
       error: { code: "invalid_cursor", message: "the cursor is not one this server issued" },
     });

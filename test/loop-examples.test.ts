@@ -9,15 +9,15 @@ const EXAMPLES_DIR = join(import.meta.dir, "..", "loops");
 test("intake routes forms to staff queues, rejects incomplete ones, and notifies with retries configured", async () => {
   const { loops } = await loadLoops(EXAMPLES_DIR);
   await using t = await testEngine({ loops });
-  t.engine.start();
-  const enqueue = (input: unknown) =>
-    t.engine.enqueue({ orgId: ORG, loopId: "loop_intake", input, trigger: TRIGGER }).runId;
+  await t.engine.start();
+  const enqueue = async (input: unknown) =>
+    (await t.engine.enqueue({ orgId: ORG, loopId: "loop_intake", input, trigger: TRIGGER })).runId;
   const contact = { name: "A. Person", email: "a@example.org" };
-  const billing = enqueue({ form: "Billing-Question", source: "web", fields: contact });
-  const records = enqueue({ form: "records-request", fields: { name: "B. Person", phone: "555-0100" } });
-  const unknown = enqueue({ form: "parking-permit", fields: contact });
-  const incomplete = enqueue({ form: "registration", fields: { name: "" } });
-  const empty = enqueue(undefined);
+  const billing = await enqueue({ form: "Billing-Question", source: "web", fields: contact });
+  const records = await enqueue({ form: "records-request", fields: { name: "B. Person", phone: "555-0100" } });
+  const unknown = await enqueue({ form: "parking-permit", fields: contact });
+  const incomplete = await enqueue({ form: "registration", fields: { name: "" } });
+  const empty = await enqueue(undefined);
 
   const billingRun = await waitForStatus(t.engine, billing);
   expect(billingRun.output).toEqual({
@@ -56,8 +56,8 @@ test("intake routes forms to staff queues, rejects incomplete ones, and notifies
 test("reminder sleeps durably, then delivers", async () => {
   const { loops } = await loadLoops(EXAMPLES_DIR);
   await using t = await testEngine({ loops });
-  t.engine.start();
-  const { runId } = t.engine.enqueue({
+  await t.engine.start();
+  const { runId } = await t.engine.enqueue({
     orgId: ORG,
     loopId: "loop_reminder",
     input: { subject: "Call back about the records request", after: "200 ms" },

@@ -16,10 +16,13 @@ function runningBy(db: { sqlite: import("bun:sqlite").Database }, column: "orgId
 describe("many runs per thread", () => {
   test("one thread holds hundreds of runs waiting on I/O at once, and finishes them all", async () => {
     await using t = await testEngine({ threads: 1, concurrency: 500 });
-    t.engine.start();
-    const runIds = Array.from(
-      { length: 300 },
-      () => t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 400 }, trigger: TRIGGER }).runId,
+    await t.engine.start();
+    const runIds = await Promise.all(
+      Array.from(
+        { length: 300 },
+        async () =>
+          (await t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 400 }, trigger: TRIGGER })).runId,
+      ),
     );
     let most = 0;
     await waitFor(
@@ -41,11 +44,11 @@ describe("many runs per thread", () => {
 describe("limits and fairness", () => {
   test("one organization's burst does not starve another's single run", async () => {
     await using t = await testEngine({ threads: 1, concurrency: 20 });
-    t.engine.start();
+    await t.engine.start();
     for (let i = 0; i < 2_000; i++) {
-      t.engine.enqueue({ orgId: "org_burst", loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
+      await t.engine.enqueue({ orgId: "org_burst", loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
     }
-    const single = t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
+    const single = await t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 50 }, trigger: TRIGGER });
     await waitForStatus(t.engine, single.runId, ["complete"], 10_000);
     const burstDone = t.db.sqlite
       .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM runs WHERE orgId = 'org_burst' AND status = 'complete'")
@@ -56,11 +59,14 @@ describe("limits and fairness", () => {
 
   test("an organization never runs more than its limit; triggers over it wait as queued", async () => {
     await using t = await testEngine({ orgConcurrency: 3, concurrency: 50 });
-    t.engine.start();
-    const ids = [
+    await t.engine.start();
+    const pending = [
       ...Array.from({ length: 12 }, () => ({ orgId: "org_a", loopId: "loop_slow" })),
       ...Array.from({ length: 4 }, () => ({ orgId: "org_b", loopId: "loop_slow" })),
-    ].map((run) => t.engine.enqueue({ ...run, input: { ms: 80 }, trigger: TRIGGER }).runId);
+    ];
+    const ids: string[] = [];
+    for (const run of pending)
+      ids.push((await t.engine.enqueue({ ...run, input: { ms: 80 }, trigger: TRIGGER })).runId);
     const counts = runningBy(t.db, "orgId");
     const most = new Map<string, number>();
     let queuedSeen = false;
@@ -84,11 +90,11 @@ describe("limits and fairness", () => {
 
   test("a loop's static concurrency caps its runs while other loops go on", async () => {
     await using t = await testEngine({ concurrency: 50 });
-    t.engine.start();
+    await t.engine.start();
     for (let i = 0; i < 8; i++)
-      t.engine.enqueue({ orgId: ORG, loopId: "loop_limited", input: { ms: 80 }, trigger: TRIGGER });
+      await t.engine.enqueue({ orgId: ORG, loopId: "loop_limited", input: { ms: 80 }, trigger: TRIGGER });
     for (let i = 0; i < 8; i++)
-      t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 80 }, trigger: TRIGGER });
+      await t.engine.enqueue({ orgId: ORG, loopId: "loop_slow", input: { ms: 80 }, trigger: TRIGGER });
     const counts = runningBy(t.db, "loopId");
     const most = new Map<string, number>();
     await waitFor(
@@ -112,16 +118,16 @@ describe("limits and fairness", () => {
  */
 async function innocents(t: TestEngine, tag: string, count: number, steps: number, waitMs: number) {
   const logFile = join(t.dir, `${tag}.log`);
-  const runIds = Array.from(
-    { length: count },
-    (_, i) =>
-      t.engine.enqueue({
-        orgId: ORG,
-        loopId: "loop_waits",
-        input: { logFile, tag: `${tag}${i}`, steps, waitMs },
-        trigger: TRIGGER,
-      }).runId,
-  );
+  const runIds: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const { runId } = await t.engine.enqueue({
+      orgId: ORG,
+      loopId: "loop_waits",
+      input: { logFile, tag: `${tag}${i}`, steps, waitMs },
+      trigger: TRIGGER,
+    });
+    runIds.push(runId);
+  }
   await waitFor(() => (logLines(logFile).length >= count ? true : undefined), "the first steps");
   return {
     logFile,
@@ -135,14 +141,14 @@ async function innocents(t: TestEngine, tag: string, count: number, steps: numbe
 }
 
 async function culprit(t: TestEngine, mode: string) {
-  const { runId } = t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode }, trigger: TRIGGER });
+  const { runId } = await t.engine.enqueue({ orgId: ORG, loopId: "loop_hang", input: { mode }, trigger: TRIGGER });
   return waitForStatus(t.engine, runId, ["errored"], 20_000);
 }
 
 describe("a loop that blocks its thread", () => {
   test("is found and errored; the runs that shared its thread resume elsewhere and complete", async () => {
     await using t = await testEngine({ threads: 1, blockedMs: 400, memoryCheckMs: 100 });
-    t.engine.start();
+    await t.engine.start();
     const others = await innocents(t, "r", 6, 6, 150);
     const spinner = await culprit(t, "spin");
     expect(spinner.error?.name).toBe("LoopBlockedError");
@@ -163,7 +169,7 @@ describe("a loop that blocks its thread", () => {
       }
     }
     // Dedicated threads close once their runs leave: a new run finds the pool at its one shared thread.
-    const after = t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
+    const after = await t.engine.enqueue({ orgId: ORG, loopId: "loop_echo", input: 1, trigger: TRIGGER });
     expect((await waitForStatus(t.engine, after.runId)).status).toBe("complete");
     await waitFor(() => (t.engine.threadCount === 1 ? true : undefined), "the dedicated threads to close");
   }, 30_000);
@@ -172,7 +178,7 @@ describe("a loop that blocks its thread", () => {
 describe("a loop that exhausts its thread's heap", () => {
   test("is found and errored; the runs that shared its thread complete", async () => {
     await using t = await testEngine({ threads: 1, memoryLimitMb: 192, memoryCheckMs: 100 });
-    t.engine.start();
+    await t.engine.start();
     const others = await innocents(t, "m", 4, 5, 100);
     const hog = await culprit(t, "hog-async");
     expect(hog.error?.name).toBe("MemoryLimitExceeded");
@@ -184,7 +190,7 @@ describe("a loop that exhausts its thread's heap", () => {
 describe("a thread killed mid-step", () => {
   test("ends the run that killed it; the runs that shared it resume by replay and complete", async () => {
     await using t = await testEngine({ threads: 1 });
-    t.engine.start();
+    await t.engine.start();
     const others = await innocents(t, "k", 4, 5, 100);
     const killer = await culprit(t, "exit-in-step");
     expect(killer.error?.name).toBe("LoopCrashed");

@@ -38,16 +38,16 @@ test("two processes share one queue; a killed one's runs are taken over; the org
   const a = await startEngineProcess(dbPath, options);
   const b = await startEngineProcess(dbPath, options);
   try {
-    const runIds = Array.from(
-      { length: 24 },
-      (_, i) =>
-        client.enqueue({
-          orgId: ORG,
-          loopId: "loop_waits",
-          input: { logFile, tag: `r${i}`, steps: 4, waitMs: 120 },
-          trigger: TRIGGER,
-        }).runId,
-    );
+    const runIds: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const { runId } = await client.enqueue({
+        orgId: ORG,
+        loopId: "loop_waits",
+        input: { logFile, tag: `r${i}`, steps: 4, waitMs: 120 },
+        trigger: TRIGGER,
+      });
+      runIds.push(runId);
+    }
     const running = db.sqlite.query<{ n: number }, []>(
       `SELECT COUNT(*) AS n FROM runs WHERE status = 'running' AND orgId = '${ORG}'`,
     );

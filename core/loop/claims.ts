@@ -36,6 +36,27 @@ type PairParams = ClaimParams & { orgId: string; loopId: string };
 
 export type Claims = ReturnType<typeof createClaims>;
 
+/** The operations of `Claims`, each answered with a promise: what the engine awaits, in either dialect. */
+export type AsyncClaims = {
+  [K in keyof Claims]: (...args: Parameters<Claims[K]>) => Promise<ReturnType<Claims[K]>>;
+};
+
+/**
+ * SQLite's claims seen through promises. Each call still runs whole and synchronously (one
+ * BEGIN IMMEDIATE), so nothing interleaves with it; a thrown error becomes a rejection.
+ */
+export function createAsyncClaims(sqlite: Database): AsyncClaims {
+  const claims = createClaims(sqlite);
+  return {
+    claim: async (...args) => claims.claim(...args),
+    register: async (...args) => claims.register(...args),
+    unregister: async (...args) => claims.unregister(...args),
+    renew: async (...args) => claims.renew(...args),
+    release: async (...args) => claims.release(...args),
+    nextWakeAt: async () => claims.nextWakeAt(),
+  };
+}
+
 /**
  * True when the process that holds an engine's leases is gone: it never registered, its heartbeat
  * is older than a lease, or it ran on this host and its pid no longer exists. Both dialects' claims.

@@ -1,5 +1,7 @@
 /**
- * The durable loop runtime, assembled. Runs are rows in SQLite; executing one means claiming it
+ * The durable loop runtime, assembled. Runs are rows in SQLite or PostgreSQL (one RunStore and one
+ * AsyncClaims per dialect: store.ts / store-postgres.ts, claims.ts / claims-postgres.ts, both
+ * answering with promises); executing one means claiming it
  * under a lease (claims.ts, scheduler.ts), replaying its loop on one of a few loop threads that
  * each run many runs at once (pool.ts, thread.ts), and persisting each new step before the loop
  * may go on (runner.ts, step.ts). The main thread keeps the database, the leases and the
@@ -12,9 +14,12 @@
  */
 import type { Database } from "bun:sqlite";
 import { availableParallelism, totalmem } from "node:os";
+import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
+import type * as pgTables from "../../schema/pg-tables.ts";
 import { newId } from "../ids.ts";
 import type { Result } from "../result.ts";
-import { createClaims } from "./claims.ts";
+import { type AsyncClaims, createAsyncClaims } from "./claims.ts";
+import { createPostgresClaims } from "./claims-postgres.ts";
 import { loopEnvironment } from "./environment.ts";
 import { encodeStoredJson } from "./json.ts";
 import { createPool } from "./pool.ts";
@@ -31,7 +36,8 @@ import {
 import type { LoopDefinition } from "./registry.ts";
 import { createRunner, type RunEnded } from "./runner.ts";
 import { createScheduler } from "./scheduler.ts";
-import { createRunStore } from "./store.ts";
+import { createRunStore, type NewRun, type RunStore, type UnfinishedCounts } from "./store.ts";
+import { createPostgresRunStore } from "./store-postgres.ts";
 
 export type {
   ListError,
@@ -45,7 +51,7 @@ export type {
   TerminateError,
   TriggerTag,
 } from "./queries.ts";
-export type { RunStatus, TriggerKind } from "./store.ts";
+export type { NewRun, RunStatus, TriggerKind } from "./store.ts";
 
 export interface EngineLogger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -53,9 +59,19 @@ export interface EngineLogger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-export interface EngineOptions {
-  /** The gateway's connection (see server/db.ts): WAL, busy timeout, migrations applied. */
-  sqlite: Database;
+/**
+ * Where runs live, one of: the gateway's SQLite connection (server/db.ts: WAL, busy timeout,
+ * migrations applied); a PostgreSQL database (`openPostgres(url).orm`, server/db-postgres.ts,
+ * migrations applied); or a store and claims of one dialect made by the caller.
+ */
+export type EngineDatabase =
+  | { sqlite: Database; postgres?: undefined; store?: undefined; claims?: undefined }
+  | { postgres: BunSQLDatabase<typeof pgTables>; sqlite?: undefined; store?: undefined; claims?: undefined }
+  | { store: RunStore; claims: AsyncClaims; sqlite?: undefined; postgres?: undefined };
+
+export type EngineOptions = EngineDatabase & EngineSettings;
+
+export interface EngineSettings {
   /** The registered loops, or a function returning them so a reload takes effect on the next claim. */
   loops: Map<string, LoopDefinition> | (() => Map<string, LoopDefinition>);
   /** Loop threads, each running many runs. Default: one per core. */
@@ -72,7 +88,10 @@ export interface EngineOptions {
   pollMs?: number;
   /** Wall time one execution of a run may take before it is stopped. Default 15 minutes. */
   runTimeoutMs?: number;
-  /** How long stop() waits for in-flight steps before giving the runs back. Default 10 s. */
+  /**
+   * How long stop() waits for in-flight steps before giving the runs back, and then again at most
+   * for the writes in flight to commit. Default 10 s.
+   */
   stopTimeoutMs?: number;
   /** Heap one loop thread may use before it is replaced. Default 1,024 MB. */
   memoryLimitMb?: number;
@@ -125,17 +144,23 @@ export interface Engine {
   readonly threadCount: number;
   /** Counts since this engine started, for metrics. */
   stats(): EngineStats;
-  /** Durably queues a run; the row is committed when this returns. Wakes the scheduler. */
-  enqueue(request: EnqueueRequest): EnqueueResult;
-  /** Resumes unfinished runs and starts picking up new ones. */
-  start(): void;
+  /** Unfinished runs in the database (every engine's), by status, for metrics. */
+  unfinishedRuns(): Promise<UnfinishedCounts>;
+  /**
+   * Durably queues a run; the row is committed when this resolves. Wakes the scheduler. `persist`
+   * writes the row instead of the engine's store (the trigger route commits it with its
+   * Idempotency-Key record: server/routes/triggers.ts); it must write it to the same database.
+   */
+  enqueue(request: EnqueueRequest, persist?: (run: NewRun) => Promise<void>): Promise<EnqueueResult>;
+  /** Resumes unfinished runs and starts picking up new ones; rejects if the database cannot register it. */
+  start(): Promise<void>;
   /** Stops picking up runs, lets in-flight steps finish (bounded), and releases the leases. */
   stop(): Promise<void>;
-  get(orgId: string, runId: string): RunRecord | null;
-  list(orgId: string, options?: ListOptions): Result<RunPage, ListError>;
+  get(orgId: string, runId: string): Promise<RunRecord | null>;
+  list(orgId: string, options?: ListOptions): Promise<Result<RunPage, ListError>>;
   /** Runs of one loop created in the last `windowMs` by outcome, and the latest run. */
-  loopStats(orgId: string, loopId: string, windowMs: number): LoopStats;
-  terminate(orgId: string, runId: string): Result<{ status: "terminated" }, TerminateError>;
+  loopStats(orgId: string, loopId: string, windowMs: number): Promise<LoopStats>;
+  terminate(orgId: string, runId: string): Promise<Result<{ status: "terminated" }, TerminateError>>;
 }
 
 const MB = 1024 * 1024;
@@ -162,8 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
   const owner = newId("eng");
   const resolveLoops = () => (typeof options.loops === "function" ? options.loops() : options.loops);
 
-  const store = createRunStore(options.sqlite);
-  const claims = createClaims(options.sqlite);
+  const { store, claims } = storeAndClaims(options);
   const queries = createQueries(store, now);
   let settledWaiter: (() => void) | undefined;
   const pool = createPool({
@@ -207,6 +231,8 @@ export function createEngine(options: EngineOptions): Engine {
   });
   let running = false;
   let heartbeatTimer: ReturnType<typeof setInterval> | undefined;
+  /** The renewal in progress: heartbeats never overlap, and stop() waits for the last one. */
+  let beating: Promise<void> | undefined;
 
   /** Timers and thread events must never throw: that would be uncaught and could end the server. */
   function guarded(what: string, work: () => void): void {
@@ -217,10 +243,27 @@ export function createEngine(options: EngineOptions): Engine {
     }
   }
 
-  /** Extends this engine's leases; runs terminated or taken over meanwhile are dropped here. */
+  /**
+   * Extends this engine's leases; runs terminated or taken over meanwhile are dropped here. A
+   * renewal still going when the next is due (a slow database) makes that one skip.
+   */
   function heartbeat(): void {
+    if (beating !== undefined) return;
     const at = now();
-    runner.reconcile(claims.renew(owner, at, at + leaseMs));
+    const launched = runner.launches;
+    const passes = scheduler.passes;
+    const passing = scheduler.passing;
+    beating = claims
+      .renew(owner, at, at + leaseMs)
+      .then((held) => {
+        if (running) runner.reconcile(held, launched, passing || scheduler.passes !== passes);
+      })
+      .catch((error: unknown) => {
+        logger.error("loop engine: heartbeat failed", { error: error instanceof Error ? error.name : "unknown" });
+      })
+      .finally(() => {
+        beating = undefined;
+      });
   }
 
   return {
@@ -232,13 +275,14 @@ export function createEngine(options: EngineOptions): Engine {
       return pool.threads.length;
     },
     stats: () => runner.counts,
+    unfinishedRuns: () => store.unfinishedCounts(),
 
-    enqueue(request) {
+    async enqueue(request, persist = store.insertRun) {
       const encoded = encodeStoredJson(request.input, "the trigger body");
       if (!encoded.ok) throw new TypeError(encoded.error);
       const runId = newId("run");
       const workflowInstanceId = newId("wfi");
-      store.insertRun({
+      await persist({
         id: runId,
         workflowInstanceId,
         orgId: request.orgId,
@@ -250,15 +294,24 @@ export function createEngine(options: EngineOptions): Engine {
         traceparent: request.traceparent,
         now: now(),
       });
-      options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger });
+      // The run is committed: a failing listener (usage figures) must not fail the trigger.
+      guarded("run-queued listener", () =>
+        options.onRunQueued?.({ orgId: request.orgId, loopId: request.loopId, trigger: request.trigger }),
+      );
       scheduler.wake();
       return { runId, workflowInstanceId };
     },
 
-    start() {
+    async start() {
       if (running) return;
       running = true;
-      const revived = claims.register(owner, now(), leaseMs);
+      let revived: number;
+      try {
+        revived = await claims.register(owner, now(), leaseMs);
+      } catch (error) {
+        running = false;
+        throw error;
+      }
       if (revived > 0) logger.info("resuming the runs of engines that are gone", { engines: revived });
       pool.start();
       heartbeatTimer = setInterval(() => guarded("heartbeat", heartbeat), heartbeatMs);
@@ -269,8 +322,10 @@ export function createEngine(options: EngineOptions): Engine {
     async stop() {
       if (!running) return;
       running = false;
-      scheduler.stop();
       clearInterval(heartbeatTimer);
+      // A pass in progress launches what it claimed before the runs are drained.
+      await scheduler.stop();
+      await beating;
       runner.drain();
       const deadline = Date.now() + stopTimeoutMs;
       while (runner.size > 0 && Date.now() < deadline) {
@@ -283,9 +338,18 @@ export function createEngine(options: EngineOptions): Engine {
       }
       settledWaiter = undefined;
       // Steps still in flight are abandoned; their runs resume by replay on the next start.
-      guarded("stop", () => runner.requeueAll());
+      runner.requeueAll();
+      // Every write in flight commits (or fails) before the threads go; bounded, for a database
+      // that stopped answering: those runs' leases then lapse and another engine takes them over.
+      if (!(await within(runner.idle(), stopTimeoutMs))) {
+        logger.error("loop engine: writes still in flight at stop; their runs resume once their leases lapse");
+      }
       pool.stop();
-      guarded("stop", () => claims.unregister(owner));
+      try {
+        await claims.unregister(owner);
+      } catch (error) {
+        logger.error("loop engine: stop failed", { error: error instanceof Error ? error.name : "unknown" });
+      }
       logger.info("loop engine stopped", { owner });
     },
 
@@ -293,8 +357,8 @@ export function createEngine(options: EngineOptions): Engine {
     list: queries.list,
     loopStats: queries.loopStats,
 
-    terminate(orgId, runId) {
-      const outcome = queries.terminate(orgId, runId);
+    async terminate(orgId, runId) {
+      const outcome = await queries.terminate(orgId, runId);
       if (outcome.ok) {
         runner.terminated(runId);
         logger.info("loop run terminated", { runId });
@@ -302,6 +366,27 @@ export function createEngine(options: EngineOptions): Engine {
       return outcome;
     },
   };
+}
+
+/** Whether `work` settled within `ms`. */
+async function within(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function storeAndClaims(database: EngineDatabase): { store: RunStore; claims: AsyncClaims } {
+  if (database.sqlite !== undefined)
+    return { store: createRunStore(database.sqlite), claims: createAsyncClaims(database.sqlite) };
+  if (database.postgres !== undefined)
+    return { store: createPostgresRunStore(database.postgres), claims: createPostgresClaims(database.postgres) };
+  return { store: database.store, claims: database.claims };
 }
 
 function positiveInteger(value: number, name: string): number {

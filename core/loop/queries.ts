@@ -1,12 +1,13 @@
 /**
  * Reading runs back, and terminating one: what the HTTP API, the admin console and the CLI show,
  * in the shape of schema/runs.ts. Times are ISO strings; stored JSON is decoded; the list pages
- * with an opaque cursor.
+ * with an opaque cursor. Over either dialect's RunStore, so every answer is a promise.
  */
 import type { RunRecord, RunStepRecord, RunSummary } from "../../schema/runs.ts";
 import type { Result } from "../result.ts";
 import {
   type AttemptRow,
+  type ListedRun,
   parseStoredError,
   type RunRow,
   type RunStatus,
@@ -50,44 +51,45 @@ const MAX_LIST_LIMIT = 100;
 
 export function createQueries(store: RunStore, now: () => number) {
   return {
-    get(orgId: string, runId: string): RunRecord | null {
-      const row = store.getRun(orgId, runId);
+    async get(orgId: string, runId: string): Promise<RunRecord | null> {
+      const row = await store.getRun(orgId, runId);
       if (row === null) return null;
-      const attempts = Map.groupBy(store.getAttempts(runId), (attempt) => attempt.key);
+      const [steps, attemptRows] = await Promise.all([store.getSteps(runId), store.getAttempts(runId)]);
+      const attempts = Map.groupBy(attemptRows, (attempt) => attempt.key);
       return {
         ...toSummary(row),
-        steps: store.getSteps(runId).map((step) => toStepRecord(step, attempts.get(step.key) ?? [])),
+        steps: steps.map((step) => toStepRecord(step, attempts.get(step.key) ?? [])),
       };
     },
 
-    list(orgId: string, options: ListOptions = {}): Result<RunPage, ListError> {
+    async list(orgId: string, options: ListOptions = {}): Promise<Result<RunPage, ListError>> {
       const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, Math.floor(options.limit ?? DEFAULT_LIST_LIMIT)));
-      let after: { createdAt: number; rowid: number } | undefined;
+      let after: { createdAt: number; position: string } | undefined;
       if (options.cursor !== undefined) {
         const decoded = decodeCursor(options.cursor);
-        if (decoded === null)
+        if (decoded === null || !store.isPosition(decoded.position))
           return { ok: false, error: { code: "invalid_cursor", message: "the cursor is not one this server issued" } };
         after = decoded;
       }
       // One extra row tells whether there is a next page without a COUNT.
-      const rows = store.list({ orgId, loopId: options.loopId, status: options.status, limit: limit + 1, after });
+      const rows = await store.list({ orgId, loopId: options.loopId, status: options.status, limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last) : null;
       return { ok: true, value: { runs: page.map(toSummary), nextCursor } };
     },
 
-    loopStats(orgId: string, loopId: string, windowMs: number): LoopStats {
-      const { lastStatus, lastCreatedAt, ...counts } = store.loopStats(orgId, loopId, now() - windowMs);
+    async loopStats(orgId: string, loopId: string, windowMs: number): Promise<LoopStats> {
+      const { lastStatus, lastCreatedAt, ...counts } = await store.loopStats(orgId, loopId, now() - windowMs);
       const lastRun =
         lastStatus === null || lastCreatedAt === null ? null : { status: lastStatus, createdAt: iso(lastCreatedAt) };
       return { ...counts, lastRun };
     },
 
     /** Terminates an unfinished run in the database; the engine stops executing it. */
-    terminate(orgId: string, runId: string): Result<{ status: "terminated" }, TerminateError> {
-      if (store.terminate(orgId, runId, now())) return { ok: true, value: { status: "terminated" } };
-      const row = store.getRun(orgId, runId);
+    async terminate(orgId: string, runId: string): Promise<Result<{ status: "terminated" }, TerminateError>> {
+      if (await store.terminate(orgId, runId, now())) return { ok: true, value: { status: "terminated" } };
+      const row = await store.getRun(orgId, runId);
       if (row === null)
         return { ok: false, error: { code: "not_found", message: `no run ${runId} in this organization` } };
       return {
@@ -153,13 +155,17 @@ function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : iso(ms);
 }
 
-/** Opaque to clients: base64url of "createdAt.rowid" of the last run on the page. */
-function encodeCursor(row: RunRow): string {
-  return Buffer.from(`${row.createdAt}.${row.rowid}`).toString("base64url");
+/**
+ * Opaque to clients: base64url of "createdAt.position" of the last run on the page, the position
+ * being SQLite's rowid (so cursors issued before PostgreSQL existed still work) or PostgreSQL's
+ * run id (store.ts, ListedRun).
+ */
+function encodeCursor(row: ListedRun): string {
+  return Buffer.from(`${row.createdAt}.${row.position}`).toString("base64url");
 }
 
-function decodeCursor(cursor: string): { createdAt: number; rowid: number } | null {
-  const match = /^(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+function decodeCursor(cursor: string): { createdAt: number; position: string } | null {
+  const match = /^(\d{1,15})\.([0-9A-Za-z_]{1,64})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (match === null) return null;
-  return { createdAt: Number(match[1]), rowid: Number(match[2]) };
+  return { createdAt: Number(match[1]), position: match[2] as string };
 }

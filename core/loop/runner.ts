@@ -8,8 +8,14 @@
  * over dedicated threads, the run the thread last entered alone on one of them: a thread that
  * fails again narrows the group, and a run that fails a thread on its own is the culprit. Innocent
  * runs resume from their last completed step each time, so no completed step runs twice.
+ *
+ * The store answers with promises (either dialect). What one run reports is persisted in order:
+ * each run has a chain of promises, and every handler of its events (thread messages, deadlines,
+ * its start) is a link, so a write starts after the previous one committed, and a reply to the
+ * thread is posted only after the write it acknowledges. A link that fails gives the run back to
+ * the queue; nothing rejects unhandled. `idle()` resolves when no write is in flight.
  */
-import type { Claims } from "./claims.ts";
+import type { AsyncClaims } from "./claims.ts";
 import type { EngineLogger } from "./engine.ts";
 import type { LoopPool, LoopThread, ThreadFailure } from "./pool.ts";
 import type { FromThread, StoredError } from "./protocol.ts";
@@ -25,7 +31,7 @@ const MAX_ABANDONED_PER_THREAD = 32;
 
 export interface RunnerOptions {
   store: RunStore;
-  claims: Claims;
+  claims: AsyncClaims;
   pool: LoopPool;
   owner: string;
   now: () => number;
@@ -59,18 +65,26 @@ interface ActiveRun {
   claim: ClaimedRun;
   thread: LoopThread;
   slot: number;
+  /** When it was launched here, in launches (`launches`): a heartbeat only judges runs it saw. */
+  launch: number;
   settled: boolean;
   /** Stop after the current step (engine stopping). */
   draining: boolean;
   runTimer: ReturnType<typeof setTimeout>;
   /** Deadlines of step attempts in flight: past them, the thread is checked for being stuck. */
   stepTimers: Map<string, ReturnType<typeof setTimeout>>;
+  /** The last link of this run's chain: its events are handled one after the other. */
+  chain: Promise<void>;
 }
 
 export function createRunner(options: RunnerOptions) {
   const { store, pool, owner, now, logger } = options;
   const active = new Map<string, ActiveRun>();
+  /** Chains with a link not yet settled, for idle(). */
+  const inFlight = new Set<Promise<void>>();
   let nextSlot = 1;
+  /** Runs launched since start (relaunches included). */
+  let launches = 0;
   /** Since start, for metrics: step attempts that failed and were retried, runs ended by status, threads lost. */
   const counts = {
     stepsRetried: 0,
@@ -96,13 +110,39 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  function launch(claim: ClaimedRun, onThread?: LoopThread): void {
+  /** Follows `work` to its end for idle(); it never rejects (every link catches). */
+  function track(work: Promise<void>): Promise<void> {
+    inFlight.add(work);
+    const done = () => {
+      inFlight.delete(work);
+    };
+    work.then(done, done);
+    return work;
+  }
+
+  /**
+   * Starts a claimed run on `onThread` or a shared thread. `after`: the chain of a previous
+   * execution of the same run (relaunch), whose writes must commit before its steps are read.
+   */
+  function launch(claim: ClaimedRun, onThread?: LoopThread, after?: Promise<void>): void {
     const definition = options.loops().get(claim.loopId);
     if (definition === undefined) {
       const message = `loop ${claim.loopId} is not registered (its module was removed, renamed or failed to load)`;
-      if (store.fail(claim.id, owner, now(), { name: "LoopNotFound", message })) ended(claim, "errored");
-      logger.warn("loop run failed: loop not registered", { runId: claim.id, loopId: claim.loopId });
-      options.onSettled();
+      track(
+        (async () => {
+          await after;
+          try {
+            if (await store.fail(claim.id, owner, now(), { name: "LoopNotFound", message })) ended(claim, "errored");
+          } catch (error) {
+            logger.error("loop engine: persisting a run failed; its lease will lapse", {
+              runId: claim.id,
+              error: error instanceof Error ? error.name : "unknown",
+            });
+          }
+          logger.warn("loop run failed: loop not registered", { runId: claim.id, loopId: claim.loopId });
+          options.onSettled();
+        })(),
+      );
       return;
     }
     const thread = onThread ?? pool.pick();
@@ -114,24 +154,30 @@ export function createRunner(options: RunnerOptions) {
       claim,
       thread,
       slot: nextSlot++,
+      launch: ++launches,
       settled: false,
       draining: false,
       runTimer: setTimeout(() => safely(run, () => onRunTimeout(run)), options.runTimeoutMs),
       stepTimers: new Map(),
+      chain: after ?? Promise.resolve(),
     };
     if (nextSlot > 2 ** 30) nextSlot = 1;
     active.set(run.id, run);
     thread.runs.add(run.id);
-    thread.post({
-      type: "start",
-      runId: run.id,
-      slot: run.slot,
-      file: definition.file,
-      exportName: definition.exportName,
-      input: claim.input,
-      steps: store.storedSteps(run.id, now()),
+    safely(run, async () => {
+      const steps = await store.storedSteps(run.id, now());
+      if (run.settled) return;
+      thread.post({
+        type: "start",
+        runId: run.id,
+        slot: run.slot,
+        file: definition.file,
+        exportName: definition.exportName,
+        input: claim.input,
+        steps,
+      });
+      logger.info("loop run started", { runId: run.id, loopId: run.loopId, thread: thread.id });
     });
-    logger.info("loop run started", { runId: run.id, loopId: run.loopId, thread: thread.id });
   }
 
   function onMessage(thread: LoopThread, message: FromThread): void {
@@ -148,14 +194,20 @@ export function createRunner(options: RunnerOptions) {
     safely(run, () => handle(run, message));
   }
 
-  function handle(run: ActiveRun, message: Exclude<FromThread, { type: "pong" | "stray" }>): void {
+  /**
+   * One message of a run, its writes committed before it answers. After each await the run may
+   * have left (terminated, its thread failed, the engine stopping): then nothing is posted.
+   */
+  async function handle(run: ActiveRun, message: Exclude<FromThread, { type: "pong" | "stray" }>): Promise<void> {
+    if (run.settled) return;
     switch (message.type) {
       case "attempt": {
-        const owned = store.recordAttempt({ ...stepWrite(run, message), attempt: message.attempt });
+        const owned = await store.recordAttempt({ ...stepWrite(run, message), attempt: message.attempt });
         if (!owned) {
           lostRun(run);
           break;
         }
+        if (run.settled) break;
         if (message.timeoutMs > 0) armStepDeadline(run, message.key, message.timeoutMs);
         run.thread.post({ type: "ack", seq: message.seq });
         break;
@@ -163,7 +215,7 @@ export function createRunner(options: RunnerOptions) {
       case "attemptFailed":
         counts.stepsRetried += 1;
         clearStepDeadline(run, message.key);
-        store.recordAttemptError(
+        await store.recordAttemptError(
           run.id,
           message.key,
           message.attempt,
@@ -175,23 +227,24 @@ export function createRunner(options: RunnerOptions) {
         clearStepDeadline(run, message.key);
         const error =
           message.errorName === null ? null : { name: message.errorName, message: message.errorMessage ?? "" };
-        const persisted = store.finishStep({
+        const persisted = await store.finishStep({
           ...stepWrite(run, message),
           status: message.status,
           result: message.result,
           error,
           attempts: message.attempts,
         });
-        if (persisted) continueAfterStep(run, message.seq);
+        if (persisted) await continueAfterStep(run, message.seq);
         else lostRun(run);
         break;
       }
       case "sleep":
-        onSleep(run, message);
+        await onSleep(run, message);
         break;
       case "done":
-        if (message.status === "errored") failRun(run, { name: message.errorName, message: message.errorMessage });
-        else if (!store.complete(run.id, owner, now(), message.output)) lostRun(run);
+        if (message.status === "errored")
+          await failRun(run, { name: message.errorName, message: message.errorMessage });
+        else if (!(await store.complete(run.id, owner, now(), message.output))) lostRun(run);
         else {
           counts.runsEnded.complete += 1;
           ended(run.claim, "complete");
@@ -200,7 +253,11 @@ export function createRunner(options: RunnerOptions) {
         }
         break;
       case "fatal":
-        failRun(run, { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` }, true);
+        await failRun(
+          run,
+          { name: message.errorName, message: `uncaught outside a step: ${message.errorMessage}` },
+          true,
+        );
         break;
     }
   }
@@ -210,17 +267,17 @@ export function createRunner(options: RunnerOptions) {
     return { runId: run.id, key: message.key, name: message.name, idx: message.idx, owner, now: now() };
   }
 
-  function onSleep(run: ActiveRun, message: Extract<FromThread, { type: "sleep" }>): void {
+  async function onSleep(run: ActiveRun, message: Extract<FromThread, { type: "sleep" }>): Promise<void> {
     const step = stepWrite(run, message);
     const wakeAt = message.wakeAt ?? step.now + message.delayMs;
     const write = { ...step, wakeAt };
     if (wakeAt <= step.now) {
-      if (store.completeSleep(write)) continueAfterStep(run, message.seq);
+      if (await store.completeSleep(write)) await continueAfterStep(run, message.seq);
       else lostRun(run);
       return;
     }
     // Released: a sleeping run costs a row and the engine's one wake timer, no thread, no slot.
-    if (!store.suspend(write)) {
+    if (!(await store.suspend(write))) {
       lostRun(run);
       return;
     }
@@ -228,9 +285,10 @@ export function createRunner(options: RunnerOptions) {
     abandon(run);
   }
 
-  function continueAfterStep(run: ActiveRun, seq: number): void {
+  async function continueAfterStep(run: ActiveRun, seq: number): Promise<void> {
+    if (run.settled) return;
     if (run.draining) {
-      store.requeue(run.id, owner, now());
+      await store.requeue(run.id, owner, now());
       abandon(run);
       return;
     }
@@ -240,13 +298,13 @@ export function createRunner(options: RunnerOptions) {
   function armStepDeadline(run: ActiveRun, key: string, timeoutMs: number): void {
     clearStepDeadline(run, key);
     const timer = setTimeout(() => {
-      safely(run, () => {
-        // The thread enforces the timeout itself; getting here means it has not run since.
-        void convict(run, {
+      // The thread enforces the timeout itself; getting here means it has not run since.
+      safely(run, () =>
+        convict(run, {
           name: "StepTimeoutError",
           message: `step "${key}" did not finish within its timeout of ${timeoutMs} ms and blocked its thread; the thread was replaced`,
-        });
-      });
+        }),
+      );
     }, timeoutMs + STEP_TIMEOUT_GRACE_MS);
     run.stepTimers.set(key, timer);
   }
@@ -258,8 +316,8 @@ export function createRunner(options: RunnerOptions) {
     run.stepTimers.delete(key);
   }
 
-  function onRunTimeout(run: ActiveRun): void {
-    void convict(run, {
+  function onRunTimeout(run: ActiveRun): Promise<void> {
+    return convict(run, {
       name: "RunTimeoutError",
       message: `the run executed for longer than its limit of ${formatMs(options.runTimeoutMs)}; it was stopped`,
     });
@@ -273,18 +331,11 @@ export function createRunner(options: RunnerOptions) {
   async function convict(run: ActiveRun, error: StoredError): Promise<void> {
     if (run.settled) return;
     const thread = run.thread;
-    failRun(run, error, true);
+    await failRun(run, error, true);
     if (await pool.answers(thread, PROBE_MS)) return;
     logger.warn("loop thread stuck; replacing it", { thread: thread.id, runId: run.id });
     pool.close(thread);
-    // Past the await nothing catches for us: a failing database must not become an unhandled rejection.
-    try {
-      moveAll(thread, "a run that blocked its thread");
-    } catch (failure) {
-      logger.error("loop engine: moving the runs of a stuck thread failed; their leases will lapse", {
-        error: failure instanceof Error ? failure.name : "unknown",
-      });
-    }
+    moveAll(thread, "a run that blocked its thread");
   }
 
   /** The thread failed on its own (watchdog, memory, crash): find the run at fault. */
@@ -303,7 +354,7 @@ export function createRunner(options: RunnerOptions) {
     if (suspects.length === 0) return;
     const [only] = suspects;
     if (suspects.length === 1 && only !== undefined) {
-      failRun(only, culpritError(failure));
+      safely(only, () => failRun(only, culpritError(failure)));
       return;
     }
     // Split: the run the thread last entered alone, the others in two halves, each on a thread of
@@ -331,10 +382,13 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  /** Starts a run again from its stored steps, on `thread` or a shared one. Its lease is kept. */
+  /**
+   * Starts a run again from its stored steps, on `thread` or a shared one. Its lease is kept. The
+   * new execution reads its steps once the old one's writes have committed.
+   */
   function relaunch(run: ActiveRun, thread?: LoopThread): void {
     detach(run);
-    launch(run.claim, thread);
+    launch(run.claim, thread, run.chain);
   }
 
   function culpritError(failure: ThreadFailure): StoredError {
@@ -360,9 +414,9 @@ export function createRunner(options: RunnerOptions) {
   }
 
   /** `cutShort`: the run's code may still be going (see abandon). */
-  function failRun(run: ActiveRun, error: StoredError, cutShort = false): void {
+  async function failRun(run: ActiveRun, error: StoredError, cutShort = false): Promise<void> {
     if (run.settled) return;
-    if (!store.fail(run.id, owner, now(), error)) {
+    if (!(await store.fail(run.id, owner, now(), error))) {
       lostRun(run);
       return;
     }
@@ -380,24 +434,25 @@ export function createRunner(options: RunnerOptions) {
   }
 
   /**
-   * Runs a handler of one run's events. If the database fails under it, the run is given back to
-   * the queue (it resumes later by replay) instead of the exception reaching the event loop.
+   * Adds a handler of one run's events to the run's chain: it starts once the previous one ended.
+   * If the database fails under it, the run is given back to the queue (it resumes later by
+   * replay) instead of the rejection reaching the event loop.
    */
-  function safely(run: ActiveRun, work: () => void): void {
-    try {
-      work();
-    } catch (error) {
-      logger.error("loop engine: persisting a run failed; the run is requeued", {
-        runId: run.id,
-        error: error instanceof Error ? error.name : "unknown",
-      });
-      try {
-        store.requeue(run.id, owner, now());
-      } catch {
-        // Still failing: the lease is no longer renewed, so the run is taken over once it expires.
-      }
-      abandon(run);
-    }
+  function safely(run: ActiveRun, work: () => Promise<void> | void): void {
+    run.chain = track(
+      run.chain.then(work).catch(async (error: unknown) => {
+        logger.error("loop engine: persisting a run failed; the run is requeued", {
+          runId: run.id,
+          error: error instanceof Error ? error.name : "unknown",
+        });
+        try {
+          await store.requeue(run.id, owner, now());
+        } catch {
+          // Still failing: the lease is no longer renewed, so the run is taken over once it expires.
+        }
+        abandon(run);
+      }),
+    );
   }
 
   function detach(run: ActiveRun): void {
@@ -423,11 +478,28 @@ export function createRunner(options: RunnerOptions) {
     options.onSettled();
   }
 
-  /** Called by the heartbeat with the runs this engine still holds. */
-  function reconcile(held: Set<string>): void {
-    for (const run of [...active.values()]) if (!held.has(run.id)) lostRun(run);
+  /**
+   * Called by the heartbeat with the runs this engine still holds, as its renewal read them.
+   * `launched`: `launches` when the renewal started. The renewal is a promise, and claims may
+   * commit while it is under way: a run launched after it started is not judged by it, and with
+   * `claimsOverlapped` (a claim pass ran meanwhile) a held run not executing here may be one being
+   * launched, so none is released this time (the next heartbeat does it).
+   */
+  function reconcile(held: Set<string>, launched: number, claimsOverlapped: boolean): void {
+    for (const run of [...active.values()]) if (run.launch <= launched && !held.has(run.id)) lostRun(run);
+    if (claimsOverlapped) return;
     // Held but not executing here (it fell through the cracks): let another claim take it.
-    for (const id of held) if (!active.has(id)) options.claims.release(id, owner);
+    for (const id of held) {
+      if (active.has(id)) continue;
+      track(
+        options.claims.release(id, owner).catch((error: unknown) => {
+          logger.error("loop engine: releasing a lease failed; it will lapse", {
+            runId: id,
+            error: error instanceof Error ? error.name : "unknown",
+          });
+        }),
+      );
+    }
   }
 
   return {
@@ -436,6 +508,10 @@ export function createRunner(options: RunnerOptions) {
     onThreadFailure,
     reconcile,
     isActive: (runId: string) => active.has(runId),
+    /** Runs launched so far, for reconcile(). */
+    get launches() {
+      return launches;
+    },
     counts,
     get size() {
       return active.size;
@@ -452,9 +528,15 @@ export function createRunner(options: RunnerOptions) {
     /** Engine stopped: runs still executing go back to the queue and resume by replay elsewhere. */
     requeueAll(): void {
       for (const run of [...active.values()]) {
-        store.requeue(run.id, owner, now());
-        abandon(run);
+        safely(run, async () => {
+          await store.requeue(run.id, owner, now());
+          abandon(run);
+        });
       }
+    },
+    /** Resolves when no write of any run is in flight (those started meanwhile included). */
+    async idle(): Promise<void> {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }

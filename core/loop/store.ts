@@ -1,17 +1,26 @@
 /**
- * Persistence of runs and steps, as prepared statements on the raw bun:sqlite connection: the
- * engine writes on every step and every trigger, where drizzle's query builder costs 10–30× more.
+ * Persistence of runs and steps: the `RunStore` interface, answered with promises so that one
+ * engine runs over either dialect, and its SQLite implementation as prepared statements on the raw
+ * bun:sqlite connection (the engine writes on every step and every trigger, where drizzle's query
+ * builder costs 10–30× more). Each SQLite operation runs synchronously and resolves with what it
+ * computed; the PostgreSQL implementation is store-postgres.ts.
  *
  * Every write made on behalf of an executing run is conditioned on the run still being `running`
  * under this engine's lease: if another process took the run over, or it was terminated, the
- * write changes nothing and the engine learns it lost the run.
+ * write changes nothing and the engine learns it lost the run. Writes of several rows are one
+ * transaction.
  */
 import type { Database } from "bun:sqlite";
 import type { runStepAttempts, runSteps, runs } from "../../schema/tables.ts";
 import type { StoredError, StoredStep } from "./protocol.ts";
 
 /** Rows as drizzle infers them from schema/tables.ts: one definition of the columns. */
-export type RunRow = typeof runs.$inferSelect & { rowid: number };
+export type RunRow = typeof runs.$inferSelect;
+/**
+ * A row of a list page, with its position among rows of the same `createdAt`: SQLite's rowid (as
+ * text), PostgreSQL's run id. Callers pass it back in `ListQuery.after` and never parse it.
+ */
+export type ListedRun = RunRow & { position: string };
 export type StepRow = typeof runSteps.$inferSelect;
 export type AttemptRow = typeof runStepAttempts.$inferSelect;
 export type RunStatus = RunRow["status"];
@@ -42,17 +51,75 @@ export interface ListQuery {
   loopId?: string;
   status?: RunStatus;
   limit: number;
-  /** Position after which to continue, from the previous page. */
-  after?: { createdAt: number; rowid: number };
+  /** Position after which to continue, from the previous page: the last row's createdAt and position. */
+  after?: { createdAt: number; position: string };
+}
+
+/** A step attempt with its step's name, for the spans of a run (server/services/tracing.ts). */
+export interface AttemptSpanRow {
+  key: string;
+  name: string | null;
+  attempt: number;
+  status: string;
+  startedAt: number;
+  finishedAt: number | null;
+}
+
+export type UnfinishedCounts = Record<"queued" | "running" | "sleeping", number>;
+
+export type AttemptWrite = StepWrite & { attempt: number };
+export type FinishedStepWrite = StepWrite & {
+  status: "complete" | "errored";
+  result: string | null;
+  error: StoredError | null;
+  attempts: number;
+};
+export type SleepWrite = StepWrite & { wakeAt: number };
+
+/**
+ * Runs, steps and attempts in one dialect. Writes on behalf of an executing run (`owner`) resolve
+ * false, having written nothing, when the run is no longer `running` under that owner's lease.
+ */
+export interface RunStore {
+  insertRun(run: NewRun): Promise<void>;
+  /** The run's steps for a replay; sleeps whose time has come are completed first. */
+  storedSteps(runId: string, now: number): Promise<StoredStep[]>;
+  /** Records that an attempt starts; false when the run is no longer ours (nothing is written). */
+  recordAttempt(write: AttemptWrite): Promise<boolean>;
+  recordAttemptError(runId: string, key: string, attempt: number, error: StoredError, now: number): Promise<void>;
+  /** Persists a finished `step.do`; false when the run is no longer ours. */
+  finishStep(write: FinishedStepWrite): Promise<boolean>;
+  /** A sleep already due when reached: recorded as complete, and the run goes on. */
+  completeSleep(write: SleepWrite): Promise<boolean>;
+  /** Records the sleep and releases the run until `wakeAt`; false when the run is no longer ours. */
+  suspend(write: SleepWrite): Promise<boolean>;
+  complete(runId: string, owner: string, now: number, output: string | null): Promise<boolean>;
+  /** Errors the run and any step left open by it; false when the run is no longer ours. */
+  fail(runId: string, owner: string, now: number, error: StoredError): Promise<boolean>;
+  /** Gives a run this engine holds back to the queue. */
+  requeue(runId: string, owner: string, now: number): Promise<boolean>;
+  /** Terminates an unfinished run; false when there is no such unfinished run in the org. */
+  terminate(orgId: string, runId: string, now: number): Promise<boolean>;
+  getRun(orgId: string, runId: string): Promise<RunRow | null>;
+  getSteps(runId: string): Promise<StepRow[]>;
+  getAttempts(runId: string): Promise<AttemptRow[]>;
+  /** Every attempt of a run with its step's name, in the order they started. */
+  attemptSpans(runId: string): Promise<AttemptSpanRow[]>;
+  /** Per loop: runs created since `since` by final status, and the latest run's status. */
+  loopStats(orgId: string, loopId: string, since: number): Promise<LoopStatsRow>;
+  /** Unfinished runs of every organization by status (metrics). */
+  unfinishedCounts(): Promise<UnfinishedCounts>;
+  /** Newest first (createdAt, then position, descending). */
+  list(query: ListQuery): Promise<ListedRun[]>;
+  /** Whether `position` (from a decoded cursor) is one this dialect issues. */
+  isPosition(position: string): boolean;
 }
 
 const RUN_COLUMNS =
-  "rowid, id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, output, error, " +
+  "id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, output, error, " +
   "attempts, leaseOwner, leaseExpiresAt, wakeAt, createdAt, updatedAt, startedAt, finishedAt";
 
 const OWNED = "id = $runId AND leaseOwner = $owner AND status = 'running'";
-
-export type RunStore = ReturnType<typeof createRunStore>;
 
 export interface LoopStatsRow {
   runs: number;
@@ -62,7 +129,11 @@ export interface LoopStatsRow {
   lastCreatedAt: number | null;
 }
 
-export function createRunStore(sqlite: Database) {
+/**
+ * The run insert alone, synchronous: the trigger route's group commit (server/routes/triggers.ts)
+ * runs it inside the shared SQLite transaction, beside the Idempotency-Key record.
+ */
+export function prepareInsertRun(sqlite: Database): (run: NewRun) => void {
   const insertRun = sqlite.prepare<
     void,
     [string, string, string, string, string | null, string, string, string, number, number, string | null]
@@ -70,6 +141,55 @@ export function createRunStore(sqlite: Database) {
     "INSERT INTO runs (id, workflowInstanceId, orgId, loopId, input, triggerKind, triggerId, triggerName, status, attempts, createdAt, updatedAt, traceparent) " +
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'queued', 0, ?9, ?10, ?11)",
   );
+  return (run) => {
+    insertRun.run(
+      run.id,
+      run.workflowInstanceId,
+      run.orgId,
+      run.loopId,
+      run.input,
+      run.triggerKind,
+      run.triggerId,
+      run.triggerName,
+      run.now,
+      run.now,
+      run.traceparent ?? null,
+    );
+  };
+}
+
+/**
+ * The SQLite store. Each operation is synchronous underneath (one prepared statement, or a few in
+ * one BEGIN IMMEDIATE), so nothing interleaves with it; a thrown error becomes a rejection.
+ */
+export function createRunStore(sqlite: Database): RunStore {
+  const ops = createSqliteOps(sqlite);
+  return {
+    insertRun: async (run) => ops.insertRun(run),
+    storedSteps: async (runId, now) => ops.storedSteps(runId, now),
+    recordAttempt: async (write) => ops.recordAttempt(write),
+    recordAttemptError: async (runId, key, attempt, error, now) =>
+      ops.recordAttemptError(runId, key, attempt, error, now),
+    finishStep: async (write) => ops.finishStep(write),
+    completeSleep: async (write) => ops.completeSleep(write),
+    suspend: async (write) => ops.suspend(write),
+    complete: async (runId, owner, now, output) => ops.complete(runId, owner, now, output),
+    fail: async (runId, owner, now, error) => ops.fail(runId, owner, now, error),
+    requeue: async (runId, owner, now) => ops.requeue(runId, owner, now),
+    terminate: async (orgId, runId, now) => ops.terminate(orgId, runId, now),
+    getRun: async (orgId, runId) => ops.getRun(orgId, runId),
+    getSteps: async (runId) => ops.getSteps(runId),
+    getAttempts: async (runId) => ops.getAttempts(runId),
+    attemptSpans: async (runId) => ops.attemptSpans(runId),
+    loopStats: async (orgId, loopId, since) => ops.loopStats(orgId, loopId, since),
+    unfinishedCounts: async () => ops.unfinishedCounts(),
+    list: async (query) => ops.list(query),
+    isPosition: (position) => /^\d{1,15}$/.test(position),
+  };
+}
+
+function createSqliteOps(sqlite: Database) {
+  const insertRun = prepareInsertRun(sqlite);
 
   const completeDueSleeps = sqlite.prepare<void, { runId: string; now: number }>(
     "UPDATE run_steps SET status = 'complete', finishedAt = $now WHERE runId = $runId AND kind = 'sleep' AND status = 'sleeping' AND wakeAt <= $now",
@@ -143,6 +263,14 @@ export function createRunStore(sqlite: Database) {
     "UPDATE runs SET status = 'terminated', error = $error, finishedAt = $now, updatedAt = $now, leaseOwner = NULL, " +
       "leaseExpiresAt = NULL, wakeAt = NULL WHERE id = $runId AND orgId = $orgId AND status IN ('queued', 'running', 'sleeping')",
   );
+  const selectAttemptSpans = sqlite.prepare<AttemptSpanRow, [string]>(
+    "SELECT a.key, s.name, a.attempt, a.status, a.startedAt, a.finishedAt FROM run_step_attempts a " +
+      "LEFT JOIN run_steps s ON s.runId = a.runId AND s.key = a.key WHERE a.runId = ?1 ORDER BY a.startedAt, a.key, a.attempt",
+  );
+  // An index range per status (runs_status_wake).
+  const selectUnfinished = sqlite.prepare<{ status: keyof UnfinishedCounts; n: number }, []>(
+    "SELECT status, COUNT(*) AS n FROM runs WHERE status IN ('queued', 'running', 'sleeping') GROUP BY status",
+  );
   const selectRun = sqlite.prepare<RunRow, [string, string]>(
     `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?1 AND orgId = ?2`,
   );
@@ -164,21 +292,7 @@ export function createRunStore(sqlite: Database) {
   }
 
   return {
-    insertRun(run: NewRun): void {
-      insertRun.run(
-        run.id,
-        run.workflowInstanceId,
-        run.orgId,
-        run.loopId,
-        run.input,
-        run.triggerKind,
-        run.triggerId,
-        run.triggerName,
-        run.now,
-        run.now,
-        run.traceparent ?? null,
-      );
-    },
+    insertRun,
 
     /** Sleeps whose time has come are complete before the replay starts, so they return at once. */
     storedSteps(runId: string, now: number): StoredStep[] {
@@ -187,7 +301,7 @@ export function createRunStore(sqlite: Database) {
     },
 
     /** Records that an attempt starts; false when the run is no longer ours (nothing is written). */
-    recordAttempt(write: StepWrite & { attempt: number }): boolean {
+    recordAttempt(write: AttemptWrite): boolean {
       return atomically(() => {
         if (upsertAttempt.run(write).changes === 0) return false;
         startAttemptLog.run({ runId: write.runId, key: write.key, attempt: write.attempt, now: write.now });
@@ -205,14 +319,7 @@ export function createRunStore(sqlite: Database) {
     },
 
     /** Persists a finished `step.do`; false when the run is no longer ours. */
-    finishStep(
-      write: StepWrite & {
-        status: "complete" | "errored";
-        result: string | null;
-        error: StoredError | null;
-        attempts: number;
-      },
-    ): boolean {
+    finishStep(write: FinishedStepWrite): boolean {
       return atomically(() => {
         if (touchOwned.run({ runId: write.runId, owner: write.owner, now: write.now }).changes === 0) return false;
         upsertFinishedStep.run({
@@ -309,6 +416,16 @@ export function createRunStore(sqlite: Database) {
       return selectAttempts.all(runId);
     },
 
+    attemptSpans(runId: string): AttemptSpanRow[] {
+      return selectAttemptSpans.all(runId);
+    },
+
+    unfinishedCounts(): UnfinishedCounts {
+      const counts: UnfinishedCounts = { queued: 0, running: 0, sleeping: 0 };
+      for (const row of selectUnfinished.all()) counts[row.status] = row.n;
+      return counts;
+    },
+
     /** Per loop: runs created since `since` by final status, and the latest run's status. */
     loopStats(orgId: string, loopId: string, since: number): LoopStatsRow {
       const counts = sqlite
@@ -325,7 +442,7 @@ export function createRunStore(sqlite: Database) {
       return { ...counts, lastStatus: last?.status ?? null, lastCreatedAt: last?.createdAt ?? null };
     },
 
-    list(query: ListQuery): RunRow[] {
+    list(query: ListQuery): ListedRun[] {
       const conditions = ["orgId = $orgId"];
       const params: Record<string, string | number> = { orgId: query.orgId, limit: query.limit };
       if (query.loopId !== undefined) {
@@ -339,11 +456,11 @@ export function createRunStore(sqlite: Database) {
       if (query.after !== undefined) {
         conditions.push("(createdAt < $afterCreatedAt OR (createdAt = $afterCreatedAt AND rowid < $afterRowid))");
         params.afterCreatedAt = query.after.createdAt;
-        params.afterRowid = query.after.rowid;
+        params.afterRowid = Number(query.after.position);
       }
       // query() caches the compiled statement per SQL text, and there are only 8 shapes.
-      const sql = `SELECT ${RUN_COLUMNS} FROM runs WHERE ${conditions.join(" AND ")} ORDER BY createdAt DESC, rowid DESC LIMIT $limit`;
-      return sqlite.query<RunRow, Record<string, string | number>>(sql).all(params);
+      const sql = `SELECT CAST(rowid AS TEXT) AS position, ${RUN_COLUMNS} FROM runs WHERE ${conditions.join(" AND ")} ORDER BY createdAt DESC, rowid DESC LIMIT $limit`;
+      return sqlite.query<ListedRun, Record<string, string | number>>(sql).all(params);
     },
   };
 }

@@ -13,12 +13,12 @@
  *   stored attempts. One trace goes from the HTTP request to the last step.
  * Spans carry ids, routes, statuses and names, never a prompt, a body or a token.
  */
-import type { Database } from "bun:sqlite";
 import { ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { RunEnded } from "../../core/loop/runner.ts";
+import type { AttemptSpanRow, RunStore } from "../../core/loop/store.ts";
 import type { RequestState } from "../../http/context.ts";
 import { parseTraceparent } from "../../http/traceparent.ts";
 import { SERVER_VERSION } from "../version.ts";
@@ -41,7 +41,8 @@ export interface TracingOptions {
   /** Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
   endpoint: string | undefined;
   serviceName: string;
-  sqlite: Database;
+  /** Where a run's step attempts are read when it ends: the engine's store, either dialect. */
+  runs: Pick<RunStore, "attemptSpans">;
   /** Batch delay; the SDK's default is 5 s. */
   exportDelayMs?: number;
 }
@@ -61,14 +62,6 @@ export function createTracing(options: TracingOptions): Tracing | null {
     ],
   });
   const tracer: Tracer = provider.getTracer("health", SERVER_VERSION);
-  const attempts = options.sqlite.prepare<
-    { key: string; name: string | null; attempt: number; status: string; startedAt: number; finishedAt: number | null },
-    [string]
-  >(
-    `SELECT a.key, s.name, a.attempt, a.status, a.startedAt, a.finishedAt
-     FROM run_step_attempts a LEFT JOIN run_steps s ON s.runId = a.runId AND s.key = a.key
-     WHERE a.runId = ?1 ORDER BY a.startedAt, a.key, a.attempt`,
-  );
 
   return {
     startRequest(request) {
@@ -116,37 +109,47 @@ export function createTracing(options: TracingOptions): Tracing | null {
     },
 
     runEnded(run) {
-      const parent = parseTraceparent(run.traceparent);
-      const context = parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
-      const span = tracer.startSpan(
-        `run ${run.loopId}`,
-        {
-          kind: SpanKind.CONSUMER,
-          startTime: run.createdAt,
-          attributes: { "health.run_id": run.runId, "health.loop_id": run.loopId, "health.run.status": run.status },
-        },
-        context,
-      );
-      if (run.status === "errored") span.setStatus({ code: SpanStatusCode.ERROR });
-      const runContext = trace.setSpan(ROOT_CONTEXT, span);
-      const now = Date.now();
-      for (const a of attempts.all(run.runId)) {
-        const step = tracer.startSpan(
-          `step ${a.name ?? a.key}`,
-          {
-            startTime: a.startedAt,
-            attributes: { "health.step.key": a.key, "health.step.attempt": a.attempt, "health.step.status": a.status },
-          },
-          runContext,
-        );
-        if (a.status !== "complete") step.setStatus({ code: SpanStatusCode.ERROR });
-        step.end(a.finishedAt ?? now);
-      }
-      span.end(now);
+      // Off the engine's path: the attempts are read, then the spans made; a failed read costs the steps' spans.
+      // Never a rejection left unhandled: a span that cannot be made is only a span missing.
+      options.runs
+        .attemptSpans(run.runId)
+        .catch((): AttemptSpanRow[] => [])
+        .then((attempts) => runSpans(run, attempts))
+        .catch(() => undefined);
     },
 
     async shutdown() {
       await provider.shutdown();
     },
   };
+
+  function runSpans(run: RunEnded, attempts: AttemptSpanRow[]): void {
+    const parent = parseTraceparent(run.traceparent);
+    const context = parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+    const span = tracer.startSpan(
+      `run ${run.loopId}`,
+      {
+        kind: SpanKind.CONSUMER,
+        startTime: run.createdAt,
+        attributes: { "health.run_id": run.runId, "health.loop_id": run.loopId, "health.run.status": run.status },
+      },
+      context,
+    );
+    if (run.status === "errored") span.setStatus({ code: SpanStatusCode.ERROR });
+    const runContext = trace.setSpan(ROOT_CONTEXT, span);
+    const now = Date.now();
+    for (const a of attempts) {
+      const step = tracer.startSpan(
+        `step ${a.name ?? a.key}`,
+        {
+          startTime: a.startedAt,
+          attributes: { "health.step.key": a.key, "health.step.attempt": a.attempt, "health.step.status": a.status },
+        },
+        runContext,
+      );
+      if (a.status !== "complete") step.setStatus({ code: SpanStatusCode.ERROR });
+      step.end(a.finishedAt ?? now);
+    }
+    span.end(now);
+  }
 }

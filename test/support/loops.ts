@@ -4,7 +4,7 @@ import { join } from "node:path";
 import {
   createEngine,
   type Engine,
-  type EngineOptions,
+  type EngineSettings,
   type RunRecord,
   type RunStatus,
 } from "../../core/loop/engine.ts";
@@ -30,11 +30,15 @@ export async function loadFixtureLoops(): Promise<Map<string, LoopDefinition>> {
   return fixtureLoops;
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
+/** Polls `probe` until it returns (or resolves to) a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 5_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await Bun.sleep(10);
@@ -48,8 +52,8 @@ export function waitForStatus(
   timeoutMs = 5_000,
 ): Promise<RunRecord> {
   return waitFor(
-    () => {
-      const run = engine.get(ORG, runId);
+    async () => {
+      const run = await engine.get(ORG, runId);
       return run !== null && statuses.includes(run.status) ? run : undefined;
     },
     `run ${runId} to be ${statuses.join("|")}`,
@@ -64,7 +68,7 @@ export interface TestEngine extends AsyncDisposable {
 }
 
 /** An engine on a fresh database file, with the fixture loops; stopped and deleted on dispose. */
-export async function testEngine(options: Partial<EngineOptions> = {}): Promise<TestEngine> {
+export async function testEngine(options: Partial<EngineSettings> = {}): Promise<TestEngine> {
   const dir = tempDir("health-loop-");
   const db = openDatabase(join(dir, "health.db"));
   const engine = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops(), pollMs: 50, ...options });

@@ -8,13 +8,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const loopsRouter = router({
   list: authedProcedure.query(({ ctx }) =>
-    ctx.catalog.list(ctx.session.orgId).map((loop) => ({
-      id: loop.id,
-      name: loop.name,
-      orgId: ctx.session.orgId,
-      triggerUrl: `${ctx.origin}/loop/${ctx.session.orgId}/${loop.id}`,
-      lastDay: ctx.engine.loopStats(ctx.session.orgId, loop.id, DAY_MS),
-    })),
+    Promise.all(
+      ctx.catalog.list(ctx.session.orgId).map(async (loop) => ({
+        id: loop.id,
+        name: loop.name,
+        orgId: ctx.session.orgId,
+        triggerUrl: `${ctx.origin}/loop/${ctx.session.orgId}/${loop.id}`,
+        lastDay: await ctx.engine.loopStats(ctx.session.orgId, loop.id, DAY_MS),
+      })),
+    ),
   ),
 
   skipped: authedProcedure.query(({ ctx }) => ctx.catalog.skipped(ctx.session.orgId)),

@@ -5,14 +5,14 @@ import { jsonDepth, MAX_JSON_DEPTH } from "../../routes/loops.ts";
 import { adminProcedure, authedProcedure, router } from "../trpc.ts";
 
 export const runsRouter = router({
-  list: authedProcedure.input(runsListInput).query(({ ctx, input }) => {
-    const page = ctx.engine.list(ctx.session.orgId, input);
+  list: authedProcedure.input(runsListInput).query(async ({ ctx, input }) => {
+    const page = await ctx.engine.list(ctx.session.orgId, input);
     if (!page.ok) throw new TRPCError({ code: "BAD_REQUEST", message: page.error.message });
     return page.value;
   }),
 
-  get: authedProcedure.input(runIdInput).query(({ ctx, input }) => {
-    const run = ctx.engine.get(ctx.session.orgId, input.id);
+  get: authedProcedure.input(runIdInput).query(async ({ ctx, input }) => {
+    const run = await ctx.engine.get(ctx.session.orgId, input.id);
     if (run === null) throw new TRPCError({ code: "NOT_FOUND", message: `No run ${input.id} in this organization` });
     return run;
   }),
@@ -33,7 +33,7 @@ export const runsRouter = router({
   }),
 
   terminate: adminProcedure.input(runIdInput).mutation(async ({ ctx, input }) => {
-    const outcome = ctx.engine.terminate(ctx.session.orgId, input.id);
+    const outcome = await ctx.engine.terminate(ctx.session.orgId, input.id);
     if (!outcome.ok) {
       throw new TRPCError({
         code: outcome.error.code === "not_found" ? "NOT_FOUND" : "CONFLICT",
