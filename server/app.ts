@@ -24,7 +24,6 @@ import { openApiDocument } from "./routes/openapi.ts";
 import type { PlanResult } from "../http/plan-result.ts";
 import type { RateLimitStore, WindowState } from "../plugins/rate-limit/store.ts";
 import type { Engine } from "../core/loop/engine.ts";
-import type { Db } from "./db.ts";
 import type { LoopCatalog } from "./services/loop-catalog.ts";
 import { loopRoutes } from "./routes/loops.ts";
 import type { AccountStore, LoginLimiter } from "./services/accounts.ts";
@@ -41,7 +40,7 @@ import { type DatabaseProbe, healthRoutes } from "./routes/health.ts";
 import type { CountActiveRuns } from "./services/run-counts.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageReader, UsageRecorder } from "./services/usage.ts";
-import { createSqliteTriggerStore, type TriggerStore } from "./routes/triggers.ts";
+import type { TriggerStore } from "./routes/triggers.ts";
 
 export interface AppDeps {
   /**
@@ -58,20 +57,14 @@ export interface AppDeps {
   rateLimits: RateLimitStore;
   /** Trigger Idempotency-Keys: in the database, in the run's transaction (server/routes/loops.ts). */
   idempotency: IdempotencyStore;
-  /**
-   * Where triggers commit, in the database of `idempotency` (routes/triggers.ts). Default: SQLite's
-   * group commit over `db`, which needs `idempotency` to be the SQLite store. On PostgreSQL:
-   * createPostgresTriggerStore with a PostgresIdempotencyStore.
-   */
-  triggers?: TriggerStore;
-  /** Planning Idempotency-Keys: the same SQLite store, or Redis when configured. */
+  /** Where triggers commit, in the database of `idempotency` (routes/triggers.ts, server/database.ts). */
+  triggers: TriggerStore;
+  /** Planning Idempotency-Keys: the same database store, or Redis when configured. */
   planningIdempotency: IdempotencyStore;
   planCache: CacheStore<PlanResult>;
   cacheTtlMs: number;
   upstream: Upstream;
   audit: AuditLog;
-  /** The SQLite database, for the trigger route's group commit only (server/routes/loops.ts). */
-  db: Db;
   /** `SELECT 1` for /readyz and /healthz: `sqliteProbe` or `postgresProbe` (server/routes/health.ts). */
   database: DatabaseProbe;
   /** Runs by status for /metrics: `sqliteActiveRuns` or `postgresActiveRuns` (server/services/run-counts.ts). */
@@ -201,7 +194,7 @@ export function createApp(deps: AppDeps) {
       loopRoutes({
         bearer: deps.authenticator.bearer,
         idempotency: deps.idempotency,
-        triggers: deps.triggers ?? sqliteTriggers(deps),
+        triggers: deps.triggers,
         engine: deps.engine,
         catalog: deps.catalog,
       }),
@@ -221,12 +214,3 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
-
-function sqliteTriggers(deps: AppDeps): TriggerStore {
-  if (deps.idempotency.shared) {
-    throw new Error(
-      "triggers with a shared Idempotency-Key store need their own TriggerStore (server/routes/triggers.ts)",
-    );
-  }
-  return createSqliteTriggerStore(deps.db.sqlite, deps.idempotency);
-}

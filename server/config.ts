@@ -35,6 +35,11 @@ const url = (name: string) =>
     ),
   );
 
+/** A PostgreSQL URL (server/db-postgres.ts opens it); anything else is an SQLite file. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
 /** What Bun's client accepts: redis:// or rediss:// (TLS), valkey spellings, +tls and +unix forms. */
 const REDIS_URL = /^(redis|rediss|valkey|valkeys)(\+tls)?(\+unix)?:\/\//;
 
@@ -48,8 +53,12 @@ export const configSchema = v.pipe(
         v.nonEmpty(),
         // Any other scheme would be taken for a file path and silently create a local database.
         v.check(
-          (s) => s.startsWith("file:") || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s),
-          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+          (s) => s.startsWith("file:") || isPostgresUrl(s) || !/^[a-z][a-z0-9+.-]*:\/\//i.test(s),
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:) or PostgreSQL (postgres://user:password@host:5432/database)",
+        ),
+        v.check(
+          (s) => !isPostgresUrl(s) || URL.canParse(s),
+          "HEALTH_DATABASE_URL is not a valid postgres:// URL (percent-encode reserved characters in the user name and password)",
         ),
       ),
       "file:.health/health.db",

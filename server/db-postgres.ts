@@ -2,9 +2,7 @@
  * Opens a PostgreSQL database (`postgres://…`) through drizzle over Bun's built-in client
  * (`drizzle-orm/bun-sql`: no driver to install) and applies the migrations of drizzle-pg/, which
  * drizzle-kit generates from schema/pg-tables.ts.
- *
- * The server does not use it yet: config.ts refuses a postgres:// HEALTH_DATABASE_URL until every
- * store is ported (docs/deploy.md). The ported stores and their tests open it directly.
+
  */
 import { join } from "node:path";
 import { SQL } from "bun";

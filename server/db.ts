@@ -1,7 +1,7 @@
 /**
  * Opens the SQLite database, tunes it for a server (WAL, busy timeout) and applies the
  * drizzle-kit migrations checked in under drizzle/. PostgreSQL has its own opener
- * (db-postgres.ts), used by the ported stores and their tests; the server does not take it yet.
+ * (db-postgres.ts); server/database.ts picks one by the URL.
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
@@ -9,15 +9,13 @@ import { dirname, join } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
 import * as tables from "../schema/tables.ts";
+import { isPostgresUrl } from "./config.ts";
 
 export type Db = ReturnType<typeof openDatabase>;
 
 const migrationsFolder = join(import.meta.dir, "..", "drizzle");
 
-/** A PostgreSQL URL, for db-postgres.ts; anything else is an SQLite file here. */
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
-}
+export { isPostgresUrl };
 
 /** `file:path`, a bare path, or `:memory:`. */
 export function databasePath(url: string): string {

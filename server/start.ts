@@ -3,30 +3,19 @@
  * build the stores and the upstream, compose the app and listen. Returns a handle that stops
  * everything and flushes what was written behind.
  */
-import { createAsyncClaims } from "../core/loop/claims.ts";
 import { createEngine, type EngineLogger } from "../core/loop/engine.ts";
-import { createRunStore } from "../core/loop/store.ts";
 import { loadLoops } from "../core/loop/registry.ts";
 import { AuditLog } from "../plugins/planning/audit-log.ts";
 import { defaultOrgCatalog } from "./services/loop-catalog.ts";
 import { Authenticator } from "./services/authenticator.ts";
-import { SqliteTokenStore } from "./services/token-store-sqlite.ts";
-import { SqliteStartupStore, startUp } from "./bootstrap.ts";
+import { startUp } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { resolve } from "node:path";
-import { databasePath, openDatabase } from "./db.ts";
+import { openServerDatabase } from "./database.ts";
 import { createApp } from "./app.ts";
-import { SqliteIdempotencyStore } from "../plugins/idempotency/store.ts";
-import { SqliteDayCounts } from "../plugins/rate-limit/store.ts";
-import { SqliteAccountStore } from "./services/account-store-sqlite.ts";
-import { SqliteAdminAudit } from "./services/admin-audit-sqlite.ts";
-import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts";
 import { embeddedUpstream, openAiUpstream, type Upstream } from "../plugins/planning/upstream.ts";
-import { createUsageReader, UsageRecorder } from "./services/usage.ts";
-import { sqliteProbe } from "./routes/health.ts";
-import { sqliteActiveRuns } from "./services/run-counts.ts";
-import { inlineWriteBehind, workerWriteBehind } from "./services/write-behind.ts";
-import { createRetention, SqliteRetentionStore } from "./services/retention.ts";
+import { UsageRecorder } from "./services/usage.ts";
+import { createRetention } from "./services/retention.ts";
 import { createStores, redisLocation } from "./stores.ts";
 
 /** The port is taken (by another health server, most likely) or cannot be bound. */
@@ -92,25 +81,22 @@ export function createUpstream(config: Config): Upstream {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const log = options.log ?? ((message: string) => console.log(message));
-  const db = openDatabase(config.HEALTH_DATABASE_URL);
+  const database = await openServerDatabase(config.HEALTH_DATABASE_URL);
   const admin =
     config.HEALTH_ADMIN_EMAIL !== undefined && config.HEALTH_ADMIN_PASSWORD !== undefined
       ? { email: config.HEALTH_ADMIN_EMAIL, password: config.HEALTH_ADMIN_PASSWORD }
       : undefined;
-  const accounts = new SqliteAccountStore(db);
-  const { defaultOrg, systemKey, bootstrap } = await startUp(new SqliteStartupStore(db), accounts, {
+  const { accounts, tokens } = database;
+  const { defaultOrg, systemKey, bootstrap } = await startUp(database.startup, accounts, {
     systemKey: config.HEALTH_SYSTEM_KEY,
     admin,
   });
 
-  const tokens = new SqliteTokenStore(db);
   const authenticator = new Authenticator({ tokens, systemKeyHash: systemKey.hash, defaultOrg });
-  const idempotency = new SqliteIdempotencyStore(db.sqlite);
-  const stores = createStores(config, { dayCounts: new SqliteDayCounts(db.sqlite), idempotency });
+  const stores = createStores(config, { dayCounts: database.dayCounts, idempotency: database.idempotency });
   await stores.ready();
   const rateLimits = stores.rateLimits;
-  const dbPath = databasePath(config.HEALTH_DATABASE_URL);
-  const writeBehind = dbPath === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(dbPath);
+  const writeBehind = database.writeBehind(log);
   const audit = new AuditLog(writeBehind.audit);
   const loaded = await loadLoops(resolve(config.HEALTH_LOOPS_DIR));
   for (const problem of loaded.errors) {
@@ -118,8 +104,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   }
   const catalog = defaultOrgCatalog(defaultOrg.id, loaded.loops, loaded.errors);
   const usage = new UsageRecorder(writeBehind.usage);
-  // The engine's store; tracing reads a finished run's attempts through it.
-  const runStore = createRunStore(db.sqlite);
   // The OpenTelemetry SDK is loaded only when traces are on: off, it costs nothing, start-up included.
   const traceEndpoint =
     config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
@@ -132,13 +116,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       : (await import("./services/tracing.ts")).createTracing({
           endpoint: traceEndpoint,
           serviceName: config.OTEL_SERVICE_NAME,
-          runs: runStore,
+          // A finished run's attempts are read through the engine's store.
+          runs: database.runs,
           ...(options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }),
         });
   const tokenOf = (trigger: { kind: string; id: string }) => (trigger.kind === "token" ? trigger.id : "");
   const engine = createEngine({
-    store: runStore,
-    claims: createAsyncClaims(db.sqlite),
+    store: database.runs,
+    claims: database.claims,
     loops: catalog.all,
     ...(config.HEALTH_LOOP_THREADS === undefined ? {} : { threads: config.HEALTH_LOOP_THREADS }),
     concurrency: config.HEALTH_LOOP_CONCURRENCY,
@@ -161,19 +146,19 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     authenticator,
     tokens,
     accounts,
-    deviceLogins: new SqliteDeviceLoginStore(db),
-    adminAudit: new SqliteAdminAudit(db),
+    deviceLogins: database.deviceLogins,
+    adminAudit: database.adminAudit,
     rateLimits,
-    idempotency,
+    idempotency: database.idempotency,
+    triggers: database.triggers,
     planningIdempotency: stores.planningIdempotency,
     planCache: stores.planCache,
     cacheTtlMs: config.HEALTH_CACHE_TTL_SECONDS * 1000,
     upstream: createUpstream(config),
     audit,
-    db,
-    database: sqliteProbe(db.sqlite),
-    activeRuns: sqliteActiveRuns(db.sqlite),
-    usageReader: createUsageReader(db.sqlite),
+    database: database.probe,
+    activeRuns: database.activeRuns,
+    usageReader: database.usageReader,
     defaultOrg,
     loginLimiter: stores.loginLimiter,
     deviceStartLimiter: stores.deviceStartLimiter,
@@ -187,7 +172,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const flush = () => {
     audit.flush();
     rateLimits.flush();
-    // SQLite has committed the batch when this returns; a failed one is kept for the next flush.
+    // A failed batch is kept for the next flush.
     authenticator.flush().catch((error: unknown) => log(`lastUsedAt flush failed: ${(error as Error).message}`));
     usage.flush();
   };
@@ -201,7 +186,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await audit.close();
     stores.redis?.close();
     await tracing?.shutdown();
-    db.close();
+    await database.close();
     throw new ListenError(config.HOST, config.PORT, error);
   }
   const server = app.server;
@@ -209,7 +194,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const flusher = setInterval(flush, options.flushIntervalMs ?? 500);
   await engine.start();
   const retention = createRetention({
-    store: new SqliteRetentionStore(db.sqlite),
+    store: database.retention,
     auditDays: config.HEALTH_AUDIT_RETENTION_DAYS,
     runDays: config.HEALTH_RUN_RETENTION_DAYS,
     usageDays: config.HEALTH_USAGE_RETENTION_DAYS,
@@ -241,6 +226,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         : `Shared state: Redis at ${where} does not answer yet; planning, sign-in and device-link starts answer 503 until it does`,
     );
   }
+  log(`Database: ${database.location}`);
   log(
     `Loops: ${loaded.loops.size === 0 ? "none" : [...loaded.loops.keys()].join(", ")} (from ${config.HEALTH_LOOPS_DIR})`,
   );
@@ -271,7 +257,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await audit.close();
       stores.redis?.close();
       await tracing?.shutdown();
-      db.close();
+      await database.close();
     },
   };
 }

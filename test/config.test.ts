@@ -54,16 +54,29 @@ describe("configuration from the environment", () => {
     });
   });
 
-  test("a database URL that is not an SQLite file is refused, not taken for a file name", () => {
-    for (const url of ["postgres://health@db.internal/health", "postgresql://db/health", "mysql://db/health"]) {
+  test("a database URL is an SQLite file or PostgreSQL; another scheme is refused, not taken for a file name", () => {
+    for (const url of ["mysql://db/health", "redis://db/0", "http://db/health"]) {
       expect(loadConfig({ HEALTH_DATABASE_URL: url })).toEqual({
         ok: false,
         problems: [
-          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:); PostgreSQL (postgres://) is not supported yet",
+          "HEALTH_DATABASE_URL must be an SQLite file (file:path or :memory:) or PostgreSQL (postgres://user:password@host:5432/database)",
         ],
       });
     }
-    for (const url of ["file:.health/health.db", "file:///var/lib/health/health.db", "/tmp/h.db", ":memory:"]) {
+    expect(loadConfig({ HEALTH_DATABASE_URL: "postgres://health@[db/health" })).toEqual({
+      ok: false,
+      problems: [
+        "HEALTH_DATABASE_URL is not a valid postgres:// URL (percent-encode reserved characters in the user name and password)",
+      ],
+    });
+    for (const url of [
+      "file:.health/health.db",
+      "file:///var/lib/health/health.db",
+      "/tmp/h.db",
+      ":memory:",
+      "postgres://health@db.internal/health",
+      "postgresql://health:s%40cret@db:5432/health",
+    ]) {
       expect(loadConfig({ HEALTH_DATABASE_URL: url }).ok).toBe(true);
     }
   });

@@ -14,6 +14,7 @@ import { dialects, type DialectHarness } from "./support/dialects.ts";
 import { startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, tempDir } from "./support/server.ts";
+import { startServerProcess } from "./support/server-process.ts";
 import { adminEnv } from "./support/trpc.ts";
 
 setDefaultTimeout(60_000);
@@ -24,6 +25,10 @@ const source = `file:${join(dir, "health.db")}`;
 const dump = join(dir, "export.ndjson");
 /** Every table's rows in the source, by table. */
 let expected: Map<string, unknown[]>;
+/** An API token (loop:run, cli:run) minted on the source, and the runs it triggered there. */
+let token: string;
+let orgId: string;
+const runIds: string[] = [];
 
 const db = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
   cli(["db", ...args], { cwd: dir, home: dir, env });
@@ -42,8 +47,8 @@ beforeAll(async () => {
   // A server that did a bit of everything, then stopped (its write-behind flushed).
   {
     await using server = await startTestServer({ ...adminEnv, HEALTH_LOOPS_DIR: FIXTURES }, dir);
-    const { token } = mintToken(server, ["loop:run", "cli:run"]);
-    const runIds: string[] = [];
+    token = mintToken(server, ["loop:run", "cli:run"]).token;
+    orgId = server.defaultOrg.id;
     for (let i = 0; i < 5; i++) {
       const response = await fetch(`${server.url}/loop/${server.defaultOrg.id}/loop_echo`, {
         method: "POST",
@@ -166,11 +171,48 @@ describe.each(dialects("health db import"))("health db import into $name", (dial
     expect(after.at(-1)?.id).toBe(Math.max(...audit.map((row) => row.id)) + 1);
   });
 
+  test.skipIf(dialect.skip)("a server started on the copy knows the token, the runs, and runs new ones", async () => {
+    await using instance = await startServerProcess(dir, `after-${dialect.name}`, {
+      HEALTH_DATABASE_URL: url,
+      HEALTH_LOOPS_DIR: FIXTURES,
+      HEALTH_LOOP_THREADS: "1",
+    });
+    expect(instance.output()).toContain(
+      dialect.name === "PostgreSQL" ? "Database: PostgreSQL" : "Database: the SQLite file",
+    );
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    expect((await fetch(`${instance.url}/cli/account`, { headers })).status).toBe(200);
+    const old = await fetch(`${instance.url}/loop/${orgId}/loop_echo/runs/${runIds[0]}`, { headers });
+    expect(((await old.json()) as { status: string }).status).toBe("complete");
+    // The same Idempotency-Key as a run made before the move replays that run.
+    const replay = await fetch(`${instance.url}/loop/${orgId}/loop_echo`, {
+      method: "POST",
+      headers: { ...headers, "idempotency-key": "k0" },
+      body: JSON.stringify({ i: 0, note: "ünïcode ✓" }),
+    });
+    expect(((await replay.json()) as { runId: string }).runId).toBe(runIds[0] ?? "");
+    const fresh = await fetch(`${instance.url}/loop/${orgId}/loop_echo`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ after: "the move" }),
+    });
+    expect(fresh.status).toBe(202);
+    const { runId } = (await fresh.json()) as { runId: string };
+    for (let tries = 0; ; tries++) {
+      const run = (await (
+        await fetch(`${instance.url}/loop/${orgId}/loop_echo/runs/${runId}`, { headers })
+      ).json()) as { status: string };
+      if (run.status === "complete") break;
+      if (tries > 500) throw new Error(`run ${runId} did not complete: ${run.status}`);
+      await Bun.sleep(20);
+    }
+  });
+
   test.skipIf(dialect.skip)("a second import into the same database is refused and changes nothing", async () => {
     const again = await db(["import", "--in", dump, "--to", url]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already holds data");
-    expect((await allRows(harness)).get("runs")).toEqual(expected.get("runs"));
+    expect((await allRows(harness)).get("organizations")).toEqual(expected.get("organizations"));
   });
 
   test.skipIf(dialect.skip)("a file cut short, or with a row that does not fit, writes nothing", async () => {

@@ -36,7 +36,7 @@ test("two processes share one queue; a killed one's runs are taken over; the org
   const client = createEngine({ sqlite: db.sqlite, loops: await loadFixtureLoops() });
   const options = { leaseMs: 1_500, heartbeatMs: 300, pollMs: 50, orgConcurrency: 4 };
   const a = await startEngineProcess(dbPath, options);
-  const b = await startEngineProcess(dbPath, options);
+  let b: Awaited<ReturnType<typeof startEngineProcess>> | undefined;
   try {
     const runIds: string[] = [];
     for (let i = 0; i < 24; i++) {
@@ -54,6 +54,10 @@ test("two processes share one queue; a killed one's runs are taken over; the org
     const heldBy = db.sqlite.query<{ id: string }, [string]>(
       "SELECT id FROM runs WHERE status = 'running' AND leaseOwner = ?1",
     );
+    // B starts once A holds runs: started together, B could win every claim on a loaded machine
+    // (the organization's limit is shared) and A would never hold a run to be killed with.
+    await waitFor(() => (heldBy.all(a.owner).length > 0 ? true : undefined), "process A to claim runs", 15_000);
+    b = await startEngineProcess(dbPath, options);
     let most = 0;
     // Kill A while it holds runs mid-way.
     const taken = await waitFor(
@@ -83,7 +87,7 @@ test("two processes share one queue; a killed one's runs are taken over; the org
 
     const lines = logLines(logFile).map((line) => line.split(" "));
     const pidA = String(a.proc.pid);
-    const pidB = String(b.proc.pid);
+    const pidB = String(b?.proc.pid);
     for (let i = 0; i < runIds.length; i++) {
       for (let step = 0; step < 4; step++) {
         const by = lines.filter(([tag, name]) => tag === `r${i}` && name === `step-${step}`).map(([, , pid]) => pid);
@@ -105,8 +109,8 @@ test("two processes share one queue; a killed one's runs are taken over; the org
     expect(lines.some(([, , pid]) => pid === pidA)).toBe(true);
   } finally {
     a.proc.kill(9);
-    b.proc.kill("SIGTERM");
-    await b.proc.exited;
+    b?.proc.kill("SIGTERM");
+    await b?.proc.exited;
     db.close();
   }
 }, 60_000);

@@ -1,34 +1,49 @@
 /**
  * Several instances, as an operator would run them: three real server processes
- * (`bun server/main.ts`) on one SQLite file and one Redis. What one instance counts, caches,
- * stores or revokes, the others see on the next request.
+ * (`bun server/main.ts`) on one database and one Redis, the database being one SQLite file (one
+ * host) or one PostgreSQL (several hosts). What one instance counts, caches, stores or revokes,
+ * the others see on the next request; runs triggered on any of them complete once, a killed one's
+ * included.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { planningBody, postPlan } from "./support/planning.ts";
+import { hasPostgres, startPostgres, type TestPostgres, warnIfNoPostgres } from "./support/postgres.ts";
 import { hasRedis, startRedis, type TestRedis, warnIfNoRedis } from "./support/redis.ts";
 import { type ServerProcess, startServerProcess } from "./support/server-process.ts";
 import { tempDir } from "./support/temp-dir.ts";
 import { lineCounts } from "./support/loops.ts";
 import { adminEnv, signIn } from "./support/trpc.ts";
 
-warnIfNoRedis("the three-instance test");
+warnIfNoRedis("the three-instance tests");
+warnIfNoPostgres("the three-instance test on PostgreSQL");
 
 const SYSTEM_KEY = "instances-test-system-key-0123456789";
 const PER_MINUTE = 20;
 
-describe.skipIf(!hasRedis)("three instances on one SQLite file and one Redis", () => {
+const DATABASES = [
+  { name: "one SQLite file", postgres: false, skip: !hasRedis },
+  { name: "one PostgreSQL", postgres: true, skip: !hasRedis || !hasPostgres },
+];
+
+describe.each(DATABASES)("three instances on $name and one Redis", ({ postgres, skip }) => {
+  if (skip) {
+    test.skip("needs redis-server (and PostgreSQL for its half)", () => {});
+    return;
+  }
   let dir: string & Disposable;
   let redis: TestRedis;
+  let pg: TestPostgres | undefined;
   let instances: ServerProcess[] = [];
   const url = (i: number) => instances[i % instances.length]?.url ?? "";
 
   beforeAll(async () => {
     dir = tempDir("health-instances-");
     redis = await startRedis();
+    pg = postgres ? await startPostgres() : undefined;
     const env = {
       ...adminEnv,
-      HEALTH_DATABASE_URL: `file:${join(dir, "health.db")}`,
+      HEALTH_DATABASE_URL: pg === undefined ? `file:${join(dir, "health.db")}` : await pg.createDatabase(),
       HEALTH_SYSTEM_KEY: SYSTEM_KEY,
       HEALTH_LOOPS_DIR: join(import.meta.dir, "fixtures", "loops"),
       HEALTH_LOOP_THREADS: "1",
@@ -36,20 +51,30 @@ describe.skipIf(!hasRedis)("three instances on one SQLite file and one Redis", (
       HEALTH_RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
       HEALTH_RATE_LIMIT_PER_DAY: "1000",
     };
-    // One after the other: the first creates and migrates the file, the others find it ready.
-    for (const name of ["a", "b", "c"]) instances.push(await startServerProcess(dir, name, env));
+    if (pg === undefined) {
+      // One after the other: the first creates and migrates the file, the others find it ready.
+      for (const name of ["a", "b", "c"]) instances.push(await startServerProcess(dir, name, env));
+    } else {
+      // All at once, as a deployment starts them: one migrates, one makes the organization.
+      instances = await Promise.all(["a", "b", "c"].map((name) => startServerProcess(dir, name, env)));
+    }
   }, 60_000);
 
   afterAll(async () => {
     for (const instance of instances) await instance[Symbol.asyncDispose]();
     instances = [];
     await redis?.[Symbol.asyncDispose]();
+    await pg?.[Symbol.asyncDispose]();
     dir?.[Symbol.dispose]();
   });
 
   test("each instance says where its shared state is", () => {
-    for (const instance of instances)
+    for (const instance of instances) {
       expect(instance.output()).toContain(`Shared state: Redis at 127.0.0.1:${redis.port}`);
+      expect(instance.output()).toContain(
+        postgres ? "Database: PostgreSQL at 127.0.0.1:" : "Database: the SQLite file",
+      );
+    }
   });
 
   test(`the planning rate limit admits exactly ${PER_MINUTE} across the three under concurrent load`, async () => {

@@ -3,7 +3,6 @@
  * the writes are asynchronous already, so batches go out on the event loop, one at a time in the
  * order they were handed over, and `drain` waits for the last. A failed batch is reported by its
  * error's class only, never its rows or the statement (drizzle's messages carry the parameters).
- * Not used by the server yet: it does not open PostgreSQL (docs/deploy.md).
  */
 import { postgresAuditWriter } from "../../plugins/planning/audit-log-postgres.ts";
 import type { PgDb } from "../db-postgres.ts";
