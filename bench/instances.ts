@@ -1,10 +1,12 @@
 /**
- * Several gateway instances on one SQLite file and one Redis, against one instance: planning
- * cache hits and durable triggers per second with 1, 2 and 3 instances, each instance driven by its
- * own wrk with an equal share of the connections, next to a single instance without Redis (the
- * embedded default). On a 2-core machine the instances, the wrk processes and redis-server share
- * the same cores, so the total cannot grow much: the point is that it stays correct and does not
- * fall. Needs `wrk` and `redis-server`.
+ * Several gateway instances on one database and one Redis, against one instance: planning cache
+ * hits and durable triggers per second with 1, 2 and 3 instances, each instance driven by its own
+ * wrk with an equal share of the connections, next to a single instance without Redis (the
+ * embedded default). The database is one SQLite file, then one PostgreSQL (a throwaway cluster on
+ * loopback, test/support/postgres.ts; skipped, saying so, without Debian's postgresql). On a
+ * 2-core machine the instances, the wrk processes, redis-server and PostgreSQL share the same
+ * cores, so the total cannot grow much: the point is that it stays correct and does not fall.
+ * Needs `wrk` and `redis-server`.
  *
  *   bun bench/instances.ts [--duration 3] [--connections 32] [--rounds 3]
  */
@@ -22,6 +24,7 @@ import {
   PLANNING_BODY,
   PLANNING_HEADERS,
 } from "./wrk.ts";
+import { hasPostgres, startPostgres, type TestPostgres } from "../test/support/postgres.ts";
 
 const options = benchOptions();
 const planBody = PLANNING_BODY;
@@ -57,11 +60,15 @@ async function startRedis(): Promise<{ url: string; stop(): Promise<void> }> {
   };
 }
 
-/** n instances on one database folder (and Redis, when given), started one after another. */
-async function startInstances(n: number, redisUrl: string | undefined): Promise<Target[]> {
+/**
+ * n instances on one database (a fresh SQLite folder, or `databaseUrl`) and Redis when given,
+ * started one after another.
+ */
+async function startInstances(n: number, redisUrl: string | undefined, databaseUrl?: string): Promise<Target[]> {
   const dbDir = mkdtempSync(join(tmpdir(), "health-bench-shared-"));
   const env: Record<string, string> = {
     BENCH_DB_DIR: dbDir,
+    ...(databaseUrl === undefined ? {} : { BENCH_DATABASE_URL: databaseUrl }),
     HEALTH_SYSTEM_KEY: BENCH_SYSTEM_KEY,
     BENCH_LOOPS_DIR: join(import.meta.dir, "loops"),
     ...(redisUrl === undefined ? {} : { HEALTH_REDIS_URL: redisUrl }),
@@ -87,8 +94,13 @@ async function drive(urls: Array<{ url: string; script: string }>): Promise<WrkR
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function measure(label: string, n: number, redisUrl: string | undefined): Promise<string[]> {
-  const targets = await startInstances(n, redisUrl);
+async function measure(
+  label: string,
+  n: number,
+  redisUrl: string | undefined,
+  databaseUrl?: string,
+): Promise<string[]> {
+  const targets = await startInstances(n, redisUrl, databaseUrl);
   try {
     for (const t of targets) {
       await fetch(`${t.url}/cli/code/sessions`, { method: "POST", headers: planHeaders, body: planBody });
@@ -117,6 +129,7 @@ async function measure(label: string, n: number, redisUrl: string | undefined): 
 }
 
 const redis = await startRedis();
+let pg: TestPostgres | undefined;
 try {
   console.log(
     `instances: wrk -t1, ${options.connections} connections split over the instances, ${options.duration} s, median of ${options.rounds} rounds, ${navigator.hardwareConcurrency} cores`,
@@ -129,6 +142,13 @@ try {
       console.log(line);
     }
   }
+  if (!hasPostgres) console.log("(PostgreSQL rows skipped: Debian's postgresql is not installed)");
+  for (const n of hasPostgres ? [1, 2, 3] : []) {
+    pg ??= await startPostgres();
+    const label = `${n} instance${n > 1 ? "s" : ""}, one PostgreSQL + Redis`;
+    for (const line of await measure(label, n, redis.url, await pg.createDatabase())) console.log(line);
+  }
 } finally {
   await redis.stop();
+  await pg?.[Symbol.asyncDispose]();
 }

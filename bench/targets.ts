@@ -7,7 +7,8 @@
  *
  * gateway knobs (environment): BENCH_TOKENS=N seeds N API tokens before start (the table-size
  * bench); BENCH_LOOPS_DIR points HEALTH_LOOPS_DIR at a folder of loops; BENCH_DB_DIR puts the
- * database in a given folder, so several gateways share it; HEALTH_REDIS_URL passes through.
+ * database in a given folder, so several gateways share it, or BENCH_DATABASE_URL on a PostgreSQL;
+ * HEALTH_REDIS_URL passes through.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,10 @@ import { ensureDefaultOrganization } from "../server/bootstrap.ts";
 import { loadConfig } from "../server/config.ts";
 import { openDatabase } from "../server/db.ts";
 import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
+import { PostgresTokenStore } from "../server/services/token-store-postgres.ts";
+import { PostgresStartupStore } from "../server/bootstrap-postgres.ts";
+import { openPostgres } from "../server/db-postgres.ts";
+import { isPostgresUrl } from "../server/config.ts";
 import { startServer } from "../server/start.ts";
 import { planningRequestSchema } from "../schema/wire.ts";
 
@@ -37,6 +42,25 @@ function seedTokens(dbUrl: string, count: number) {
   db.sqlite.run("UPDATE api_tokens SET revokedAt = ? WHERE id = ?", [Date.now(), revoked.id]);
   db.close();
   return { orgId: org.id, valid: valid.token, loop: loop.token, revoked: revoked.token };
+}
+
+/** The same tokens in a PostgreSQL database (BENCH_DATABASE_URL), through the server's own stores. */
+async function seedTokensPostgres(url: string, count: number) {
+  const db = await openPostgres(url);
+  try {
+    const org = await new PostgresStartupStore(db).ensureDefaultOrganization();
+    const actor = { kind: "system" as const, id: "bench" };
+    const tokens = new PostgresTokenStore(db);
+    const mint = (name: string, scopes: string[]) => tokens.create({ orgId: org.id, name, scopes, actor });
+    for (let i = 0; i < Math.max(0, count - 3); i++) await mint(`filler-${i}`, ["loop:run"]);
+    const valid = await mint("bench-cli", ["cli:run"]);
+    const loop = await mint("bench-loop", ["loop:run"]);
+    const revoked = await mint("bench-revoked", ["cli:run"]);
+    await tokens.revoke({ orgId: org.id, id: revoked.id, actor });
+    return { orgId: org.id, valid: valid.token, loop: loop.token, revoked: revoked.token };
+  } finally {
+    await db.close();
+  }
 }
 
 /**
@@ -111,10 +135,12 @@ if (kind === "elysia-floor") {
   });
   console.log(`READY http://127.0.0.1:${server.port} {}`);
 } else if (kind === "gateway") {
-  // BENCH_DB_DIR: several gateways on one database file (the instances bench).
+  // BENCH_DB_DIR: several gateways on one database file; BENCH_DATABASE_URL: on one PostgreSQL
+  // (the instances bench).
   const dir = process.env.BENCH_DB_DIR ?? mkdtempSync(join(tmpdir(), "health-bench-"));
-  const dbUrl = `file:${join(dir, "bench.db")}`;
-  const tokens = seedTokens(dbUrl, Number(process.env.BENCH_TOKENS ?? "3"));
+  const dbUrl = process.env.BENCH_DATABASE_URL ?? `file:${join(dir, "bench.db")}`;
+  const tokenCount = Number(process.env.BENCH_TOKENS ?? "3");
+  const tokens = isPostgresUrl(dbUrl) ? await seedTokensPostgres(dbUrl, tokenCount) : seedTokens(dbUrl, tokenCount);
   const loaded = loadConfig({
     ...process.env,
     PORT: "0",

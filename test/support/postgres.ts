@@ -66,6 +66,8 @@ export interface TestPostgres {
   createDatabase(name?: string): Promise<string>;
   /** Fast shutdown, and wait. */
   stop(): Promise<void>;
+  /** Starts it again after `stop`, on the same port with the same data (an outage that ends). */
+  start(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -128,12 +130,13 @@ export async function startPostgres(): Promise<TestPostgres> {
   live.set(data, dir);
 
   let port = 0;
+  let options = "";
   // Another process may take the probed port before postgres binds it: try a few.
   for (let attempt = 0; ; attempt++) {
     port = freePort();
     // Loopback only; the socket lives in the temp dir (the default /var/run/postgresql may not
     // exist or belong to us). Durability is not what a test cluster is for.
-    const options = [
+    options = [
       `-p ${port}`,
       "-c listen_addresses=127.0.0.1",
       `-c unix_socket_directories=${dir}`,
@@ -175,6 +178,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       return url(name);
     },
     stop,
+    async start() {
+      if (running) return;
+      const started = await run("pg_ctl", ["start", "-w", "-t", "30", "-D", data, "-l", log, "-o", options]);
+      if (started.code !== 0) throw new Error(`postgres did not start again: ${started.output}`);
+      running = true;
+    },
     async [Symbol.asyncDispose]() {
       await stop();
       live.delete(data);
