@@ -37,7 +37,7 @@ const defaults = {
 };
 const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.NAME_TRAIN_SETTINGS ?? "{}") };
 
-interface Example {
+export interface Example {
   indices: Uint32Array;
   name: boolean;
   writer: string;
@@ -56,7 +56,7 @@ function occurrences(text: string, values: readonly string[]): Array<[number, nu
 const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
   ranges.some(([a, b]) => start < b && a < end);
 
-function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
+export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
   const examples: Example[] = [];
   for (const c of cases) {
     const names = occurrences(
@@ -81,7 +81,7 @@ function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
-function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
+export function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
   const size = 1 << settings.bits;
   const weights = new Float64Array(size);
   const squares = new Float64Array(size).fill(1e-8);
@@ -113,7 +113,7 @@ function score(model: { weights: Float64Array; bias: number }, example: Example)
 }
 
 /** Out-of-writer scores: each writer's examples scored by a model trained on everyone else's. */
-function crossValidate(examples: readonly Example[]): number[] {
+export function crossValidate(examples: readonly Example[]): number[] {
   const scores = new Array<number>(examples.length).fill(0);
   for (const writer of new Set(examples.map((e) => e.writer))) {
     const model = train(examples.filter((e) => e.writer !== writer));
@@ -141,6 +141,31 @@ export function nameModelVersion(): string {
   }
   hash.update(JSON.stringify(settings));
   return hash.digest("hex").slice(0, 16);
+}
+
+/** The lowest threshold at which fewer than the budget of out-of-writer non-name words are taken. */
+export function thresholdOf(examples: readonly Example[], scores: readonly number[]): number {
+  const negatives = scores.filter((_, i) => !examples[i]?.name).sort((a, b) => b - a);
+  const allowed = Math.floor((negatives.length * settings.maxFalsePerThousand) / 1000);
+  return (negatives[allowed] ?? 0) + 1e-6;
+}
+
+/** A tagger trained on `examples`, its threshold from one writer held out at a time among them. */
+export function taggerFrom(examples: readonly Example[]): NameTagger {
+  const threshold = thresholdOf(examples, crossValidate(examples));
+  const model = train(examples);
+  const table = encodeWeights(model.weights);
+  return new NameTagger({
+    format: 1,
+    version: "in-memory",
+    bits: settings.bits,
+    bias: model.bias,
+    threshold,
+    scale: table.scale,
+    weights: table.weights,
+    trainedOn: { cases: 0, tokens: examples.length, names: examples.filter((e) => e.name).length },
+    crossValidation: {},
+  });
 }
 
 function main(): void {
