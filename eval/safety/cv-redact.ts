@@ -9,7 +9,8 @@
  *   bun eval/safety/cv-redact.ts                 per-kind recall, keep rate, words wrongly redacted
  *   bun eval/safety/cv-redact.ts --no-tagger     the same without the tagger
  *   bun eval/safety/cv-redact.ts --shipped FILE  the shipped redactor on one case file, no training
- *   bun eval/safety/cv-redact.ts --misses KIND   also print every leaked identifier of that kind
+ *   bun eval/safety/cv-redact.ts --misses KIND   also print every leaked identifier of that kind ("keep":
+ *                                                every damaged keep string)
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
@@ -64,6 +65,9 @@ function measure(cases: readonly RedactCase[], totals: Totals, missKind: string 
       if (leak && identifier.kind === missKind) totals.misses.push(`  ${c.id} "${identifier.value}": ${output}`);
     }
     const intact = c.keep.filter((k) => output.includes(k)).length;
+    if (missKind === "keep") {
+      for (const k of c.keep) if (!output.includes(k)) totals.misses.push(`  ${c.id} keep "${k}": ${output}`);
+    }
     totals.keepStrings.total += c.keep.length;
     totals.keepStrings.hits += intact;
     if (c.identifiers.length === 0) {
