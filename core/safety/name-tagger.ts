@@ -8,9 +8,12 @@
  *
  * Features of a token: the word itself, its shape, its prefixes and suffixes (they carry much of
  * a name's culture: -enko, -emeka, -sdóttir), its standing in the vocabularies, the words and
- * punctuation around it, and whether it starts a sentence. They are hashed into one table of
+ * punctuation around it and their endings ("Wanjiru tests…", "Hiroshi tried…": a verb's -s, -ed),
+ * whether it starts a sentence, and how the prompt writes the same word elsewhere (in lower case,
+ * a common word; capitalised mid-sentence, more likely a name). They are hashed into one table of
  * weights, trained by `eval/safety/train-names.ts` on the training part of the redaction corpus
- * and shipped as `name-model.json`.
+ * and shipped as `name-model.json`, with a threshold per candidate group (case, and whether a list
+ * knows the word as a name), each set by cross-validation with one writer held out at a time.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -240,6 +243,19 @@ export function tokenFeatures(
   ];
 }
 
+/** How many candidate groups `candidateGroup` tells apart. */
+export const CANDIDATE_GROUPS = 8;
+
+/**
+ * A candidate's group, for a threshold of its own: its case (lower, capitalised, capitals, no
+ * case) and whether a list knows it as a name. A known name in lower case ("dana") and an
+ * unknown capitalised word ("Chidi") are wrong at different rates at the same score.
+ */
+export function candidateGroup(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf): number {
+  const kind = (describe(tokens, i, standingOf) as TokenFacts).kind;
+  return (kind % 4) * 2 + (kind >= 8 ? 1 : 0);
+}
+
 const modelSchema = v.object({
   format: v.literal(1),
   /** Hash of the training cases, the vocabulary and the settings. */
@@ -247,6 +263,8 @@ const modelSchema = v.object({
   bits: v.number(),
   bias: v.number(),
   threshold: v.number(),
+  /** A threshold per candidate group (see candidateGroup), where cross-validation could set one. */
+  groupThresholds: v.optional(v.array(v.number())),
   scale: v.number(),
   weights: v.string(),
   trainedOn: v.object({ cases: v.number(), tokens: v.number(), names: v.number() }),
@@ -262,6 +280,16 @@ export class NameTagger {
     const quantized = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     if (quantized.length !== 1 << file.bits) throw new Error("name model: table size does not match its bits");
     this.#weights = Float32Array.from(quantized, (q) => q * file.scale);
+  }
+
+  /** Whether token `i` is taken for part of a name: its score against its group's threshold. */
+  accepts(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf, medicalOf: MedicalOf): boolean {
+    const groups = this.file.groupThresholds;
+    const threshold =
+      groups === undefined
+        ? this.file.threshold
+        : (groups[candidateGroup(tokens, i, standingOf)] ?? this.file.threshold);
+    return this.score(tokens, i, standingOf, medicalOf) >= threshold;
   }
 
   /** Log-odds that token `i` is part of a person's name. */

@@ -542,7 +542,7 @@ export function findNames(
         token !== undefined &&
         covered[k] === 0 &&
         isTaggerScored(token) &&
-        tagger.score(tokens, k, taggerStanding, taggerMedical) >= tagger.file.threshold;
+        tagger.accepts(tokens, k, taggerStanding, taggerMedical);
       if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
       if (from !== -1) add(from, k);
       from = accepted ? k : -1;

@@ -28,6 +28,8 @@ import { join } from "node:path";
 import { encodeWeights } from "../../core/safety/model.ts";
 import { findIdentifiers } from "../../core/redact.ts";
 import {
+  CANDIDATE_GROUPS,
+  candidateGroup,
   type NameModelFile,
   NameTagger,
   nameModelPath,
@@ -53,6 +55,10 @@ const defaults = {
    * redactor must leave ("Brilinta", "Rose Bowl"), the errors that cost a builder the most.
    */
   keepWeight: 6,
+  /** A threshold per candidate group (see groupThresholdsOf), or one for all. */
+  perGroup: true,
+  /** A group with fewer non-name words than this among those asked keeps the shared threshold. */
+  minGroupNegatives: 300,
 };
 const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.NAME_TRAIN_SETTINGS ?? "{}") };
 
@@ -64,6 +70,8 @@ export interface Example {
   asked: boolean;
   /** How much the example counts: a look-alike a writer listed to be kept counts more. */
   weight: number;
+  /** The candidate's group (name-tagger.ts's candidateGroup), which may have its own threshold. */
+  group: number;
   /** The case and the word, for reading what the tagger gets wrong. */
   where: string;
 }
@@ -112,6 +120,7 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
         writer: c.source,
         asked,
         weight: !name && inside(keeps, token.start, token.end) ? settings.keepWeight : 1,
+        group: candidateGroup(tokens, k, taggerStanding),
         where: `${c.id} ${token.text}`,
       });
     });
@@ -198,9 +207,60 @@ export function thresholdOf(examples: readonly Example[], scores: readonly numbe
   return (negatives[allowed] ?? 0) + 1e-6;
 }
 
+/**
+ * Thresholds per candidate group that spend the same budget of false names where they buy the
+ * most names: starting from none taken, the next false name is admitted in the group where it
+ * brings the most name words with it (greedy, as for a knapsack of unit costs). A group with too
+ * few examples to estimate its rate keeps the shared threshold.
+ */
+export function groupThresholdsOf(examples: readonly Example[], scores: readonly number[], shared: number): number[] {
+  const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
+  const budget = Math.floor((asked.filter(({ e }) => !e.name).length * settings.maxFalsePerThousand) / 1000);
+  const groups = Array.from({ length: CANDIDATE_GROUPS }, (_, g) => {
+    const mine = asked.filter(({ e }) => e.group === g);
+    return {
+      negatives: mine
+        .filter(({ e }) => !e.name)
+        .map(({ s }) => s)
+        .sort((a, b) => b - a),
+      positives: mine.filter(({ e }) => e.name).map(({ s }) => s),
+      taken: 0,
+    };
+  });
+  const small = (g: (typeof groups)[number]) => g.negatives.length < settings.minGroupNegatives;
+  // Groups too small to calibrate spend at the shared threshold first.
+  let spent = 0;
+  for (const g of groups) {
+    if (!small(g)) continue;
+    g.taken = g.negatives.filter((s) => s >= shared).length;
+    spent += g.taken;
+  }
+  const cut = (g: (typeof groups)[number], taken: number) => (g.negatives[taken] ?? Number.NEGATIVE_INFINITY) + 1e-6;
+  const found = (g: (typeof groups)[number], taken: number) => g.positives.filter((s) => s >= cut(g, taken)).length;
+  while (spent < budget) {
+    let best = -1;
+    let bestGain = -1;
+    groups.forEach((g, k) => {
+      if (small(g) || g.taken >= g.negatives.length) return;
+      const gain = found(g, g.taken + 1) - found(g, g.taken);
+      if (gain > bestGain) {
+        bestGain = gain;
+        best = k;
+      }
+    });
+    const chosen = groups[best];
+    if (chosen === undefined) break;
+    chosen.taken++;
+    spent++;
+  }
+  return groups.map((g) => (small(g) ? shared : cut(g, g.taken)));
+}
+
 /** A tagger trained on `examples`, its threshold from one writer held out at a time among them. */
 export function taggerFrom(examples: readonly Example[]): NameTagger {
-  const threshold = thresholdOf(examples, crossValidate(examples));
+  const scores = crossValidate(examples);
+  const threshold = thresholdOf(examples, scores);
+  const groupThresholds = settings.perGroup ? groupThresholdsOf(examples, scores, threshold) : undefined;
   const model = train(examples);
   const table = encodeWeights(model.weights);
   return new NameTagger({
@@ -209,6 +269,7 @@ export function taggerFrom(examples: readonly Example[]): NameTagger {
     bits: settings.bits,
     bias: model.bias,
     threshold,
+    ...(groupThresholds === undefined ? {} : { groupThresholds }),
     scale: table.scale,
     weights: table.weights,
     trainedOn: { cases: 0, tokens: examples.length, names: examples.filter((e) => e.name).length },
@@ -246,6 +307,25 @@ function main(): void {
       `    at ${t}: name words ${pct(r)}, other words taken ${f} (${((f / negatives.length) * 1000).toFixed(1)}‰)`,
     );
   }
+  const groupThresholds = settings.perGroup ? groupThresholdsOf(examples, scores, threshold) : undefined;
+  let groupRecall = recall;
+  if (groupThresholds !== undefined) {
+    const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
+    const taken = ({ e, s }: { e: Example; s: number }) => s >= (groupThresholds[e.group] ?? threshold);
+    const falseOnes = asked.filter((x) => !x.e.name && taken(x)).length;
+    groupRecall = asked.filter((x) => x.e.name && taken(x)).length / positives.length;
+    console.log(
+      `  with a threshold per candidate group: ${pct(groupRecall)} of name words found, ${falseOnes} other words taken`,
+    );
+    const labels = ["lower", "capitalised", "capitals", "no case"];
+    groupThresholds.forEach((t, g) => {
+      const mine = asked.filter(({ e }) => e.group === g);
+      const label = `${labels[g >> 1]}, ${g % 2 === 0 ? "listed name" : "unlisted"}`;
+      console.log(
+        `    ${label.padEnd(24)} threshold ${t.toFixed(3).padStart(7)}: ${mine.filter((x) => x.e.name && taken(x)).length}/${mine.filter((x) => x.e.name).length} name words, ${mine.filter((x) => !x.e.name && taken(x)).length}/${mine.filter((x) => !x.e.name).length} other words taken`,
+      );
+    });
+  }
   if (process.argv.includes("--errors")) {
     const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
     console.log("  highest-scored words that are no name:");
@@ -268,10 +348,11 @@ function main(): void {
     bits: settings.bits,
     bias: model.bias,
     threshold,
+    ...(groupThresholds === undefined ? {} : { groupThresholds }),
     scale: table.scale,
     weights: table.weights,
     trainedOn: { cases: cases.length, tokens: examples.length, names },
-    crossValidation: { nameWordRecall: recall, falsePerThousand: settings.maxFalsePerThousand },
+    crossValidation: { nameWordRecall: groupRecall, falsePerThousand: settings.maxFalsePerThousand },
   };
   // Loads as the shipped model would, so a bad table fails here and not at run time.
   new NameTagger(file);
