@@ -15,8 +15,9 @@
  * Logistic regression by AdaGrad, as for the clinical model. The threshold comes from
  * cross-validation with one writer's file held out at a time, measured on the words the tagger is
  * asked about at run time (scored by `isTaggerScored` and left by every rule): the lowest score at
- * which fewer than `maxFalsePerThousand` of the out-of-writer non-name words are taken for names,
- * so the tagger adds recall without eating the words a builder's prompt is made of.
+ * which fewer out-of-writer non-name words are taken for names than `maxFalsePerThousand` of all
+ * candidate words that are no name, so the tagger adds recall without eating the words a
+ * builder's prompt is made of; then a threshold per candidate group spends the same budget.
  *
  * `bun eval/safety/cv-redact.ts` measures the whole redactor the same way, writer by writer.
  *
@@ -48,7 +49,8 @@ const defaults = {
   learningRate: 0.05,
   biasLearningRate: 0.3,
   l2: 1e-6,
-  maxFalsePerThousand: 2,
+  /** Out-of-writer false names allowed, per thousand candidate words that are no name. */
+  maxFalsePerThousand: 1.6,
   seed: 20261124,
   /**
    * Weight of a word inside a keep string that is no name: writers list there the look-alikes a
@@ -200,11 +202,18 @@ export function nameModelVersion(): string {
   return hash.digest("hex").slice(0, 16);
 }
 
+/**
+ * How many out-of-writer false names the threshold may let through: a share of every candidate
+ * word that is no name, asked or not, so that leaving easy words unscored does not tighten it.
+ */
+export function falseBudget(examples: readonly Example[]): number {
+  return Math.floor((examples.filter((e) => !e.name).length * settings.maxFalsePerThousand) / 1000);
+}
+
 /** The lowest threshold at which fewer than the budget of out-of-writer non-name words are taken. */
 export function thresholdOf(examples: readonly Example[], scores: readonly number[]): number {
   const negatives = scores.filter((_, i) => examples[i]?.asked && !examples[i]?.name).sort((a, b) => b - a);
-  const allowed = Math.floor((negatives.length * settings.maxFalsePerThousand) / 1000);
-  return (negatives[allowed] ?? 0) + 1e-6;
+  return (negatives[falseBudget(examples)] ?? Number.NEGATIVE_INFINITY) + 1e-6;
 }
 
 /**
@@ -215,7 +224,7 @@ export function thresholdOf(examples: readonly Example[], scores: readonly numbe
  */
 export function groupThresholdsOf(examples: readonly Example[], scores: readonly number[], shared: number): number[] {
   const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
-  const budget = Math.floor((asked.filter(({ e }) => !e.name).length * settings.maxFalsePerThousand) / 1000);
+  const budget = falseBudget(examples);
   const groups = Array.from({ length: CANDIDATE_GROUPS }, (_, g) => {
     const mine = asked.filter(({ e }) => e.group === g);
     return {
@@ -293,13 +302,13 @@ function main(): void {
   const allowed = negatives.filter((s) => s >= threshold).length;
   const recall = positives.filter((s) => s >= threshold).length / positives.length;
   console.log(
-    `  one writer held out, on the ${positives.length + negatives.length} words left by the rules: at threshold ${threshold.toFixed(3)}, ${pct(recall)} of name words found, ${allowed} of ${negatives.length} other words taken (${settings.maxFalsePerThousand}‰)`,
+    `  one writer held out, on the ${positives.length + negatives.length} words left by the rules: at threshold ${threshold.toFixed(3)}, ${pct(recall)} of name words found, ${allowed} of ${negatives.length} other words taken (${settings.maxFalsePerThousand}‰ of all ${examples.filter((e) => !e.name).length} candidate words that are no name)`,
   );
   const atBudget = [1, 2, 4, 8].map((perThousand) => {
     const cut = (negatives[Math.floor((negatives.length * perThousand) / 1000)] ?? 0) + 1e-6;
     return `${perThousand}‰ ${pct(positives.filter((s) => s >= cut).length / positives.length)}`;
   });
-  console.log(`    name words found with a budget of false ones of ${atBudget.join(", ")}`);
+  console.log(`    name words found with a budget of false ones (of the words asked) of ${atBudget.join(", ")}`);
   for (const t of [-1, 0, 1, 2, 3]) {
     const r = positives.filter((s) => s >= t).length / positives.length;
     const f = negatives.filter((s) => s >= t).length;
