@@ -8,9 +8,12 @@
  *
  * Features of a token: the word itself, its shape, its prefixes and suffixes (they carry much of
  * a name's culture: -enko, -emeka, -sdóttir), its standing in the vocabularies, the words and
- * punctuation around it, and whether it starts a sentence. They are hashed into one table of
+ * punctuation around it and their endings ("Wanjiru tests…", "Hiroshi tried…": a verb's -s, -ed),
+ * whether it starts a sentence, and how the prompt writes the same word elsewhere (in lower case,
+ * a common word; capitalised mid-sentence, more likely a name). They are hashed into one table of
  * weights, trained by `eval/safety/train-names.ts` on the training part of the redaction corpus
- * and shipped as `name-model.json`.
+ * and shipped as `name-model.json`, with a threshold per candidate group (case, and whether a list
+ * knows the word as a name), each set by cross-validation with one writer held out at a time.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -39,7 +42,7 @@ export type MedicalOf = (token: TaggerToken) => boolean;
 /** What the features read of a neighbour, computed once per token and kept on it. */
 interface TokenFacts {
   word: number;
-  /** Standing and case, as one small number: the same for "Grace" and "Hope". */
+  /** Standing and case (lower, capitalised, capitals, no case), as one small number: the same for "Grace" and "Hope". */
   kind: number;
   /** The punctuation before the token (see gapCode). */
   gap: number;
@@ -48,7 +51,7 @@ interface TokenFacts {
 
 const hash = (text: string) => fnv(text, 0, text.length, FNV_OFFSET);
 
-/** Runs of capitals, small letters and digits as X, x and 9 ("Ji-hoon" → "Xx-x"), at most 6 marks. */
+/** Runs of capitals, small letters, letters without case and digits as X, x, L and 9 ("Ji-hoon" → "Xx-x"), at most 6 marks. */
 function shape(text: string): string {
   let out = "";
   let last = "";
@@ -56,6 +59,7 @@ function shape(text: string): string {
     const lower = char.toLowerCase();
     const upper = char.toUpperCase();
     // Upper and lower case only: a titlecase letter ("ǅ") or a mark stays itself.
+    // A letter of a script without case (Arabic, Devanagari, Hangul, Thai…) is "L", whatever the script.
     const mark =
       char >= "0" && char <= "9"
         ? "9"
@@ -63,8 +67,10 @@ function shape(text: string): string {
           ? "X"
           : char === lower && char !== upper
             ? "x"
-            : char;
-    if (mark !== last || !(mark === "X" || mark === "x" || mark === "9")) {
+            : char > "\x7f" && /\p{L}/u.test(char)
+              ? "L"
+              : char;
+    if (mark !== last || !(mark === "X" || mark === "x" || mark === "9" || mark === "L")) {
       out += mark;
       if (out.length === 6) break;
     }
@@ -84,52 +90,92 @@ function gapCode(gap: string | undefined): number {
   return marks.length === 0 ? 3 : hash(marks);
 }
 
+/** A word of a script without case: its case says nothing, unlike a lower-case Latin word's. */
+function caseless(text: string): boolean {
+  return text.charCodeAt(0) > 127 && text.toLowerCase() === text.toUpperCase();
+}
+
 function describe(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf): TokenFacts | undefined {
   const token = tokens[i];
   if (token === undefined) return undefined;
   if (token.tagger !== undefined) return token.tagger;
   const facts: TokenFacts = {
     word: hash(token.plain),
-    kind: standingOf(token) * 4 + (token.allCaps ? 2 : token.capitalised ? 1 : 0),
+    kind: standingOf(token) * 4 + (token.allCaps ? 2 : token.capitalised ? 1 : caseless(token.text) ? 3 : 0),
     gap: gapCode(token.gap),
-    sentenceStart: i === 0 || /[.!?\n]\s*["'“‘(]?\s*$|^\s*[-*•>]\s/.test(token.gap),
+    sentenceStart: i === 0 || SENTENCE_GAP.test(token.gap),
   };
   token.tagger = facts;
   return facts;
 }
 
-/** Feature families; each is a seed the values are hashed with. */
-const F = Object.fromEntries(
-  [
-    "w",
-    "sh",
-    "st",
-    "st+start",
-    "len",
-    "pre2",
-    "pre3",
-    "suf2",
-    "suf3",
-    "suf4",
-    "med",
-    "p1",
-    "p2",
-    "n1",
-    "n2",
-    "p1+st",
-    "n1+st",
-    "p1st",
-    "n1st",
-    "gb",
-    "ga",
-    "gb+st",
-    "ga+st",
-    "p1+gb",
-    "n1+ga",
-  ].map((name) => [name, hash(name)]),
-) as Record<string, number>;
+/** Feature families; each is a seed the values are hashed with (named fields: no keyed lookup per feature). */
+const F = {
+  w: hash("w"),
+  sh: hash("sh"),
+  st: hash("st"),
+  st_start: hash("st+start"),
+  len: hash("len"),
+  pre2: hash("pre2"),
+  pre3: hash("pre3"),
+  suf2: hash("suf2"),
+  suf3: hash("suf3"),
+  suf4: hash("suf4"),
+  med: hash("med"),
+  p1: hash("p1"),
+  p2: hash("p2"),
+  n1: hash("n1"),
+  n2: hash("n2"),
+  p1_st: hash("p1+st"),
+  n1_st: hash("n1+st"),
+  p1st: hash("p1st"),
+  n1st: hash("n1st"),
+  gb: hash("gb"),
+  ga: hash("ga"),
+  gb_st: hash("gb+st"),
+  ga_st: hash("ga+st"),
+  p1_gb: hash("p1+gb"),
+  n1_ga: hash("n1+ga"),
+  doc: hash("doc"),
+  doc_st: hash("doc+st"),
+  n1suf: hash("n1suf"),
+  p1suf: hash("p1suf"),
+  start_n1suf: hash("start+n1suf"),
+  n1suf_st: hash("n1suf+st"),
+} as const;
 
 const BOUNDARY = hash("<edge>");
+
+/** Whether a gap ends a sentence: the next word is capitalised whatever it is. */
+const SENTENCE_GAP = /[.!?\n]\s*["'“‘(]?\s*$|^\s*[-*•>]\s/;
+
+/**
+ * How each word is written across the whole prompt, as bits: 1 in lower case somewhere ("will"
+ * beside "Will"), 2 capitalised in the middle of a sentence, 4 more than once. A word a writer
+ * also types in lower case is rarely a name; one capitalised mid-sentence often is.
+ */
+const usage = new WeakMap<readonly TaggerToken[], Map<string, number>>();
+
+function usageOf(tokens: readonly TaggerToken[]): Map<string, number> {
+  let map = usage.get(tokens);
+  if (map !== undefined) return map;
+  map = new Map();
+  for (let k = 0; k < tokens.length; k++) {
+    const token = tokens[k] as TaggerToken;
+    const seen = map.get(token.plain);
+    const bit = token.capitalised ? (k > 0 && !SENTENCE_GAP.test(token.gap) ? 2 : 0) : 1;
+    map.set(token.plain, seen === undefined ? bit : seen | bit | 4);
+  }
+  usage.set(tokens, map);
+  return map;
+}
+
+/** The last two letters of a neighbour in lower case, with its case: "says" → s+"ys". */
+function endingOf(token: TaggerToken | undefined): number {
+  if (token === undefined) return BOUNDARY;
+  const { plain } = token;
+  return combine(fnv(plain, Math.max(0, plain.length - 2), plain.length, FNV_OFFSET), token.capitalised ? 1 : 0);
+}
 /** Neighbours' kind when there is none. */
 const NO_KIND = 99;
 
@@ -155,37 +201,59 @@ export function tokenFeatures(
   const n = plain.length;
   const part = (from: number, to: number) => fnv(plain, Math.max(0, from), Math.min(n, to), FNV_OFFSET);
   const mask = (1 << bits) - 1;
-  const f = (family: string, a: number, b = 0) => combine(combine(F[family] as number, a), b) & mask;
+  const f = (family: number, a: number, b = 0) => combine(combine(family, a), b) & mask;
   const prevWord = prev?.word ?? BOUNDARY;
   const nextWord = next?.word ?? BOUNDARY;
   const after = next?.gap ?? 1;
+  // Its own occurrence counts once: only what the rest of the prompt adds.
+  const doc = (usageOf(tokens).get(plain) ?? 0) & (own.sentenceStart || !token.capitalised ? 7 : 5);
+  const nextEnding = endingOf(tokens[i + 1]);
   return [
-    f("w", own.word),
-    f("sh", hash(shape(token.text))),
-    f("st", own.kind),
-    f("st+start", own.kind, own.sentenceStart ? 1 : 0),
-    f("len", Math.min(n, 12)),
-    f("pre2", part(0, 2)),
-    f("pre3", part(0, 3)),
-    f("suf2", part(n - 2, n)),
-    f("suf3", part(n - 3, n)),
-    f("suf4", part(n - 4, n)),
-    f("med", medicalOf(token) ? 1 : 0, own.kind),
-    f("p1", prevWord),
-    f("p2", prev2?.word ?? BOUNDARY),
-    f("n1", nextWord),
-    f("n2", next2?.word ?? BOUNDARY),
-    f("p1+st", prevWord, own.kind),
-    f("n1+st", nextWord, own.kind),
-    f("p1st", prev?.kind ?? NO_KIND),
-    f("n1st", next?.kind ?? NO_KIND),
-    f("gb", own.gap),
-    f("ga", after),
-    f("gb+st", own.gap, own.kind),
-    f("ga+st", after, own.kind),
-    f("p1+gb", prevWord, own.gap),
-    f("n1+ga", nextWord, after),
+    f(F.w, own.word),
+    f(F.sh, hash(shape(token.text))),
+    f(F.st, own.kind),
+    f(F.st_start, own.kind, own.sentenceStart ? 1 : 0),
+    f(F.len, Math.min(n, 12)),
+    f(F.pre2, part(0, 2)),
+    f(F.pre3, part(0, 3)),
+    f(F.suf2, part(n - 2, n)),
+    f(F.suf3, part(n - 3, n)),
+    f(F.suf4, part(n - 4, n)),
+    f(F.med, medicalOf(token) ? 1 : 0, own.kind),
+    f(F.p1, prevWord),
+    f(F.p2, prev2?.word ?? BOUNDARY),
+    f(F.n1, nextWord),
+    f(F.n2, next2?.word ?? BOUNDARY),
+    f(F.p1_st, prevWord, own.kind),
+    f(F.n1_st, nextWord, own.kind),
+    f(F.p1st, prev?.kind ?? NO_KIND),
+    f(F.n1st, next?.kind ?? NO_KIND),
+    f(F.gb, own.gap),
+    f(F.ga, after),
+    f(F.gb_st, own.gap, own.kind),
+    f(F.ga_st, after, own.kind),
+    f(F.p1_gb, prevWord, own.gap),
+    f(F.n1_ga, nextWord, after),
+    f(F.doc, doc),
+    f(F.doc_st, doc, own.kind),
+    f(F.n1suf, nextEnding),
+    f(F.p1suf, endingOf(tokens[i - 1])),
+    f(F.start_n1suf, nextEnding, own.sentenceStart ? 1 : 0),
+    f(F.n1suf_st, nextEnding, own.kind),
   ];
+}
+
+/** How many candidate groups `candidateGroup` tells apart. */
+export const CANDIDATE_GROUPS = 8;
+
+/**
+ * A candidate's group, for a threshold of its own: its case (lower, capitalised, capitals, no
+ * case) and whether a list knows it as a name. A known name in lower case ("dana") and an
+ * unknown capitalised word ("Chidi") are wrong at different rates at the same score.
+ */
+export function candidateGroup(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf): number {
+  const kind = (describe(tokens, i, standingOf) as TokenFacts).kind;
+  return (kind % 4) * 2 + (kind >= 8 ? 1 : 0);
 }
 
 const modelSchema = v.object({
@@ -195,6 +263,8 @@ const modelSchema = v.object({
   bits: v.number(),
   bias: v.number(),
   threshold: v.number(),
+  /** A threshold per candidate group (see candidateGroup), where cross-validation could set one. */
+  groupThresholds: v.optional(v.array(v.number())),
   scale: v.number(),
   weights: v.string(),
   trainedOn: v.object({ cases: v.number(), tokens: v.number(), names: v.number() }),
@@ -210,6 +280,16 @@ export class NameTagger {
     const quantized = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     if (quantized.length !== 1 << file.bits) throw new Error("name model: table size does not match its bits");
     this.#weights = Float32Array.from(quantized, (q) => q * file.scale);
+  }
+
+  /** Whether token `i` is taken for part of a name: its score against its group's threshold. */
+  accepts(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf, medicalOf: MedicalOf): boolean {
+    const groups = this.file.groupThresholds;
+    const threshold =
+      groups === undefined
+        ? this.file.threshold
+        : (groups[candidateGroup(tokens, i, standingOf)] ?? this.file.threshold);
+    return this.score(tokens, i, standingOf, medicalOf) >= threshold;
   }
 
   /** Log-odds that token `i` is part of a person's name. */

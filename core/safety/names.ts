@@ -286,14 +286,36 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, ca
 const CJK_PAIR =
   /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
 
+/** A word in a script without case (Arabic, Devanagari, Hangul, Thai, Ge'ez…): it can never look capitalised. */
+function isCaseless(token: Token): boolean {
+  const first = token.text.charCodeAt(0);
+  return first > 127 && token.text.toLowerCase() === token.text.toUpperCase();
+}
+
 /**
- * Words the tagger looks at: capitalised ones, and lower-case ones that a list knows as a name
+ * Words the tagger looks at: capitalised ones, words of scripts without case (a name written in
+ * its own script: "ليلى حداد", "प्रिया शर्मा"), and lower-case ones that a list knows as a name
  * ("dana", "marcus"); an ordinary lower-case word is never a name without a cue.
  */
 export function isTaggerCandidate(token: Token): boolean {
   if (token.initial || token.particle || token.text.length < 2) return false;
-  if (token.capitalised) return true;
+  if (token.capitalised || isCaseless(token)) return true;
   return token.text.length >= 3 && vocab().names.has(fold(token.plain));
+}
+
+/**
+ * The candidates the tagger actually scores. A common word, a company or a place that no list
+ * knows as a name ("Build", "Twilio") never is: it is most of a prompt's capitalised words, and
+ * never a name; nor is a capitalised medical word no list knows as a name ("Hypoglycemia").
+ */
+export function isTaggerScored(token: Token): boolean {
+  if (!isTaggerCandidate(token)) return false;
+  const known = standing(token);
+  if (token.capitalised && known === Standing.Other) return false;
+  // A lower-case name that is also a common word, a company or a place ("will", "mark", "may") is
+  // never scored: such words were seven in ten of the words scored and almost never a name.
+  if (!token.capitalised && !isCaseless(token) && known !== Standing.Strong) return false;
+  return !(known === Standing.Unknown && taggerMedical(token));
 }
 
 /**
@@ -522,13 +544,8 @@ export function findNames(
       const accepted =
         token !== undefined &&
         covered[k] === 0 &&
-        isTaggerCandidate(token) &&
-        // A common word, a company or a place that no list knows as a name ("Build", "Twilio") is
-        // never scored: it is most of a prompt's capitalised words, and never a name.
-        (!token.capitalised || standing(token) !== Standing.Other) &&
-        // A capitalised medical word no list knows as a name ("Hypoglycemia", "KwikPen").
-        !(standing(token) === Standing.Unknown && taggerMedical(token)) &&
-        tagger.score(tokens, k, taggerStanding, taggerMedical) >= tagger.file.threshold;
+        isTaggerScored(token) &&
+        tagger.accepts(tokens, k, taggerStanding, taggerMedical);
       if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
       if (from !== -1) add(from, k);
       from = accepted ? k : -1;

@@ -5,14 +5,21 @@
  *
  *   bun eval/safety/train-names.ts         train, cross-validate, write the model
  *   bun eval/safety/train-names.ts --cv    cross-validate only, write nothing
+ *   bun eval/safety/train-names.ts --errors   cross-validate, and list the out-of-writer errors
  *
  * Every candidate word of a case (names.ts's `isTaggerCandidate`) is one example: positive when
  * it lies inside one of the case's labelled names, negative otherwise; words inside other kinds
- * of identifiers (a street name, a payer id) are left out, since another detector owns them.
+ * of identifiers (a street name, a payer id) are left out, since another detector owns them. A
+ * negative inside one of the case's keep strings weighs `keepWeight` examples: writers list there
+ * the look-alikes a builder's prompt must keep ("Brilinta", "Rose Bowl", "Team Falcon").
  * Logistic regression by AdaGrad, as for the clinical model. The threshold comes from
- * cross-validation with one writer's file held out at a time: the lowest score at which fewer
- * than `maxFalsePerThousand` of the out-of-writer non-name words are taken for names, so the
- * tagger adds recall without eating the words a builder's prompt is made of.
+ * cross-validation with one writer's file held out at a time, measured on the words the tagger is
+ * asked about at run time (scored by `isTaggerScored` and left by every rule): the lowest score at
+ * which fewer out-of-writer non-name words are taken for names than `maxFalsePerThousand` of all
+ * candidate words that are no name, so the tagger adds recall without eating the words a
+ * builder's prompt is made of; then a threshold per candidate group spends the same budget.
+ *
+ * `bun eval/safety/cv-redact.ts` measures the whole redactor the same way, writer by writer.
  *
  * Deterministic: the same corpus, vocabulary and settings give the same bytes.
  */
@@ -20,8 +27,18 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeWeights } from "../../core/safety/model.ts";
-import { type NameModelFile, NameTagger, nameModelPath, tokenFeatures } from "../../core/safety/name-tagger.ts";
-import { isTaggerCandidate, taggerMedical, taggerStanding, tokenize } from "../../core/safety/names.ts";
+import { findIdentifiers } from "../../core/redact.ts";
+import {
+  CANDIDATE_GROUPS,
+  candidateGroup,
+  type NameModelFile,
+  NameTagger,
+  nameModelPath,
+  nameTagger,
+  tokenFeatures,
+  useNameTagger,
+} from "../../core/safety/name-tagger.ts";
+import { isTaggerCandidate, isTaggerScored, taggerMedical, taggerStanding, tokenize } from "../../core/safety/names.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
 import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
 import { random, shuffled } from "./train.ts";
@@ -32,15 +49,33 @@ const defaults = {
   learningRate: 0.05,
   biasLearningRate: 0.3,
   l2: 1e-6,
-  maxFalsePerThousand: 2,
+  /** Out-of-writer false names allowed, per thousand candidate words that are no name. */
+  maxFalsePerThousand: 1.6,
   seed: 20261124,
+  /**
+   * Weight of a word inside a keep string that is no name: writers list there the look-alikes a
+   * redactor must leave ("Brilinta", "Rose Bowl"), the errors that cost a builder the most.
+   */
+  keepWeight: 6,
+  /** A threshold per candidate group (see groupThresholdsOf), or one for all. */
+  perGroup: true,
+  /** A group with fewer non-name words than this among those asked keeps the shared threshold. */
+  minGroupNegatives: 300,
 };
 const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.NAME_TRAIN_SETTINGS ?? "{}") };
 
-interface Example {
+export interface Example {
   indices: Uint32Array;
   name: boolean;
   writer: string;
+  /** Whether the tagger is asked about the word at run time (the rules left it, and it is scored). */
+  asked: boolean;
+  /** How much the example counts: a look-alike a writer listed to be kept counts more. */
+  weight: number;
+  /** The candidate's group (name-tagger.ts's candidateGroup), which may have its own threshold. */
+  group: number;
+  /** The case and the word, for reading what the tagger gets wrong. */
+  where: string;
 }
 
 /** Every occurrence of each value in the text, as [start, end) ranges. */
@@ -56,8 +91,10 @@ function occurrences(text: string, values: readonly string[]): Array<[number, nu
 const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
   ranges.some(([a, b]) => start < b && a < end);
 
-function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
+export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
   const examples: Example[] = [];
+  const shipped = nameTagger();
+  useNameTagger(null);
   for (const c of cases) {
     const names = occurrences(
       c.text,
@@ -67,21 +104,36 @@ function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
       c.text,
       c.identifiers.filter((i) => i.kind !== "name").map((i) => i.value),
     );
+    const keeps = occurrences(c.text, c.keep);
     const tokens = tokenize(c.text);
+    // What the rules claim, the tagger never sees: the examples are the words it will be asked about.
+    const claimed = findIdentifiers(c.text).map((span): [number, number] => [span.start, span.end]);
     tokens.forEach((token, k) => {
       if (!isTaggerCandidate(token)) return;
+      // Every candidate teaches the tagger, but only those it is asked about at run time set its
+      // threshold: scored, and not claimed by the rules.
+      const asked = isTaggerScored(token) && !inside(claimed, token.start, token.end);
       const name = inside(names, token.start, token.end);
       if (!name && inside(others, token.start, token.end)) return;
       const indices = tokenFeatures(tokens, k, settings.bits, taggerStanding, taggerMedical);
-      examples.push({ indices: Uint32Array.from(indices), name, writer: c.source });
+      examples.push({
+        indices: Uint32Array.from(indices),
+        name,
+        writer: c.source,
+        asked,
+        weight: !name && inside(keeps, token.start, token.end) ? settings.keepWeight : 1,
+        group: candidateGroup(tokens, k, taggerStanding),
+        where: `${c.id} ${token.text}`,
+      });
     });
   }
+  useNameTagger(shipped);
   return examples;
 }
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
-function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
+export function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
   const size = 1 << settings.bits;
   const weights = new Float64Array(size);
   const squares = new Float64Array(size).fill(1e-8);
@@ -92,7 +144,7 @@ function train(examples: readonly Example[]): { weights: Float64Array; bias: num
     for (const example of shuffled(examples, next)) {
       let z = bias;
       for (const i of example.indices) z += weights[i] ?? 0;
-      const g = sigmoid(z) - (example.name ? 1 : 0);
+      const g = (sigmoid(z) - (example.name ? 1 : 0)) * example.weight;
       for (const i of example.indices) {
         const w = weights[i] ?? 0;
         const grad = g + settings.l2 * w;
@@ -113,7 +165,7 @@ function score(model: { weights: Float64Array; bias: number }, example: Example)
 }
 
 /** Out-of-writer scores: each writer's examples scored by a model trained on everyone else's. */
-function crossValidate(examples: readonly Example[]): number[] {
+export function crossValidate(examples: readonly Example[]): number[] {
   const scores = new Array<number>(examples.length).fill(0);
   for (const writer of new Set(examples.map((e) => e.writer))) {
     const model = train(examples.filter((e) => e.writer !== writer));
@@ -136,11 +188,102 @@ export function nameModelVersion(): string {
     hash.update(file).update(readFileSync(join(trainDir, file)));
   }
   hash.update(readFileSync(vocabPath));
-  for (const source of ["names.ts", "name-tagger.ts"]) {
-    hash.update(readFileSync(new URL(`../../core/safety/${source}`, import.meta.url)));
+  // The rules decide which words the tagger learns its threshold from, so they version it too.
+  for (const source of [
+    "safety/names.ts",
+    "safety/name-tagger.ts",
+    "safety/segments.ts",
+    "safety/health-orgs.ts",
+    "redact.ts",
+  ]) {
+    hash.update(readFileSync(new URL(`../../core/${source}`, import.meta.url)));
   }
   hash.update(JSON.stringify(settings));
   return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * How many out-of-writer false names the threshold may let through: a share of every candidate
+ * word that is no name, asked or not, so that leaving easy words unscored does not tighten it.
+ */
+export function falseBudget(examples: readonly Example[]): number {
+  return Math.floor((examples.filter((e) => !e.name).length * settings.maxFalsePerThousand) / 1000);
+}
+
+/** The lowest threshold at which fewer than the budget of out-of-writer non-name words are taken. */
+export function thresholdOf(examples: readonly Example[], scores: readonly number[]): number {
+  const negatives = scores.filter((_, i) => examples[i]?.asked && !examples[i]?.name).sort((a, b) => b - a);
+  return (negatives[falseBudget(examples)] ?? Number.NEGATIVE_INFINITY) + 1e-6;
+}
+
+/**
+ * Thresholds per candidate group that spend the same budget of false names where they buy the
+ * most names: starting from none taken, the next false name is admitted in the group where it
+ * brings the most name words with it (greedy, as for a knapsack of unit costs). A group with too
+ * few examples to estimate its rate keeps the shared threshold.
+ */
+export function groupThresholdsOf(examples: readonly Example[], scores: readonly number[], shared: number): number[] {
+  const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
+  const budget = falseBudget(examples);
+  const groups = Array.from({ length: CANDIDATE_GROUPS }, (_, g) => {
+    const mine = asked.filter(({ e }) => e.group === g);
+    return {
+      negatives: mine
+        .filter(({ e }) => !e.name)
+        .map(({ s }) => s)
+        .sort((a, b) => b - a),
+      positives: mine.filter(({ e }) => e.name).map(({ s }) => s),
+      taken: 0,
+    };
+  });
+  const small = (g: (typeof groups)[number]) => g.negatives.length < settings.minGroupNegatives;
+  // Groups too small to calibrate spend at the shared threshold first.
+  let spent = 0;
+  for (const g of groups) {
+    if (!small(g)) continue;
+    g.taken = g.negatives.filter((s) => s >= shared).length;
+    spent += g.taken;
+  }
+  const cut = (g: (typeof groups)[number], taken: number) => (g.negatives[taken] ?? Number.NEGATIVE_INFINITY) + 1e-6;
+  const found = (g: (typeof groups)[number], taken: number) => g.positives.filter((s) => s >= cut(g, taken)).length;
+  while (spent < budget) {
+    let best = -1;
+    let bestGain = -1;
+    groups.forEach((g, k) => {
+      if (small(g) || g.taken >= g.negatives.length) return;
+      const gain = found(g, g.taken + 1) - found(g, g.taken);
+      if (gain > bestGain) {
+        bestGain = gain;
+        best = k;
+      }
+    });
+    const chosen = groups[best];
+    if (chosen === undefined) break;
+    chosen.taken++;
+    spent++;
+  }
+  return groups.map((g) => (small(g) ? shared : cut(g, g.taken)));
+}
+
+/** A tagger trained on `examples`, its threshold from one writer held out at a time among them. */
+export function taggerFrom(examples: readonly Example[]): NameTagger {
+  const scores = crossValidate(examples);
+  const threshold = thresholdOf(examples, scores);
+  const groupThresholds = settings.perGroup ? groupThresholdsOf(examples, scores, threshold) : undefined;
+  const model = train(examples);
+  const table = encodeWeights(model.weights);
+  return new NameTagger({
+    format: 1,
+    version: "in-memory",
+    bits: settings.bits,
+    bias: model.bias,
+    threshold,
+    ...(groupThresholds === undefined ? {} : { groupThresholds }),
+    scale: table.scale,
+    weights: table.weights,
+    trainedOn: { cases: 0, tokens: examples.length, names: examples.filter((e) => e.name).length },
+    crossValidation: {},
+  });
 }
 
 function main(): void {
@@ -151,15 +294,21 @@ function main(): void {
     `Name tagger: ${examples.length} candidate words (${names} in names) from ${cases.length} cases, ${new Set(cases.map((c) => c.source)).size} writers`,
   );
   const scores = crossValidate(examples);
-  const negatives = scores.filter((_, i) => !examples[i]?.name).sort((a, b) => b - a);
-  const positives = scores.filter((_, i) => examples[i]?.name);
+  // Measured on the words the tagger is asked about at run time: the rules took the others.
+  const negatives = scores.filter((_, i) => examples[i]?.asked && !examples[i]?.name).sort((a, b) => b - a);
+  const positives = scores.filter((_, i) => examples[i]?.asked && examples[i]?.name);
   // The lowest threshold that keeps false names under the budget.
-  const allowed = Math.floor((negatives.length * settings.maxFalsePerThousand) / 1000);
-  const threshold = (negatives[allowed] ?? 0) + 1e-6;
+  const threshold = thresholdOf(examples, scores);
+  const allowed = negatives.filter((s) => s >= threshold).length;
   const recall = positives.filter((s) => s >= threshold).length / positives.length;
   console.log(
-    `  one writer held out: at threshold ${threshold.toFixed(3)}, ${pct(recall)} of name words found, ${allowed} of ${negatives.length} other words taken (${settings.maxFalsePerThousand}‰)`,
+    `  one writer held out, on the ${positives.length + negatives.length} words left by the rules: at threshold ${threshold.toFixed(3)}, ${pct(recall)} of name words found, ${allowed} of ${negatives.length} other words taken (${settings.maxFalsePerThousand}‰ of all ${examples.filter((e) => !e.name).length} candidate words that are no name)`,
   );
+  const atBudget = [1, 2, 4, 8].map((perThousand) => {
+    const cut = (negatives[Math.floor((negatives.length * perThousand) / 1000)] ?? 0) + 1e-6;
+    return `${perThousand}‰ ${pct(positives.filter((s) => s >= cut).length / positives.length)}`;
+  });
+  console.log(`    name words found with a budget of false ones (of the words asked) of ${atBudget.join(", ")}`);
   for (const t of [-1, 0, 1, 2, 3]) {
     const r = positives.filter((s) => s >= t).length / positives.length;
     const f = negatives.filter((s) => s >= t).length;
@@ -167,7 +316,38 @@ function main(): void {
       `    at ${t}: name words ${pct(r)}, other words taken ${f} (${((f / negatives.length) * 1000).toFixed(1)}‰)`,
     );
   }
-  if (process.argv.includes("--cv")) return;
+  const groupThresholds = settings.perGroup ? groupThresholdsOf(examples, scores, threshold) : undefined;
+  let groupRecall = recall;
+  if (groupThresholds !== undefined) {
+    const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
+    const taken = ({ e, s }: { e: Example; s: number }) => s >= (groupThresholds[e.group] ?? threshold);
+    const falseOnes = asked.filter((x) => !x.e.name && taken(x)).length;
+    groupRecall = asked.filter((x) => x.e.name && taken(x)).length / positives.length;
+    console.log(
+      `  with a threshold per candidate group: ${pct(groupRecall)} of name words found, ${falseOnes} other words taken`,
+    );
+    const labels = ["lower", "capitalised", "capitals", "no case"];
+    groupThresholds.forEach((t, g) => {
+      const mine = asked.filter(({ e }) => e.group === g);
+      const label = `${labels[g >> 1]}, ${g % 2 === 0 ? "listed name" : "unlisted"}`;
+      console.log(
+        `    ${label.padEnd(24)} threshold ${t.toFixed(3).padStart(7)}: ${mine.filter((x) => x.e.name && taken(x)).length}/${mine.filter((x) => x.e.name).length} name words, ${mine.filter((x) => !x.e.name && taken(x)).length}/${mine.filter((x) => !x.e.name).length} other words taken`,
+      );
+    });
+  }
+  if (process.argv.includes("--errors")) {
+    const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
+    console.log("  highest-scored words that are no name:");
+    for (const { e, s } of asked
+      .filter(({ e }) => !e.name)
+      .sort((a, b) => b.s - a.s)
+      .slice(0, 40))
+      console.log(`    ${s.toFixed(2)} ${e.where}`);
+    console.log("  names missed:");
+    for (const { e, s } of asked.filter(({ e, s }) => e.name && s < threshold).slice(0, 400))
+      console.log(`    ${s.toFixed(2)} ${e.where}`);
+  }
+  if (process.argv.includes("--cv") || process.argv.includes("--errors")) return;
 
   const model = train(examples);
   const table = encodeWeights(model.weights);
@@ -177,10 +357,11 @@ function main(): void {
     bits: settings.bits,
     bias: model.bias,
     threshold,
+    ...(groupThresholds === undefined ? {} : { groupThresholds }),
     scale: table.scale,
     weights: table.weights,
     trainedOn: { cases: cases.length, tokens: examples.length, names },
-    crossValidation: { nameWordRecall: recall, falsePerThousand: settings.maxFalsePerThousand },
+    crossValidation: { nameWordRecall: groupRecall, falsePerThousand: settings.maxFalsePerThousand },
   };
   // Loads as the shipped model would, so a bad table fails here and not at run time.
   new NameTagger(file);
