@@ -231,7 +231,8 @@ describe.each(dialects("the authentication, readiness and metrics tests"))("gate
       const probe = postgresProbe(h.db, 200);
       const started = performance.now();
       expect(await probe()).toBe(false);
-      expect(performance.now() - started).toBeLessThan(1_000);
+      // Without its timeout the probe would wait for a connection until the test's own limit.
+      expect(performance.now() - started).toBeLessThan(5_000);
       for (const connection of held) connection.release();
       expect(await probe()).toBe(true);
     },
@@ -259,7 +260,8 @@ describe("the PostgreSQL probe", () => {
     const started = performance.now();
     const answers = await Promise.all([probe(), probe(), probe()]);
     expect(answers).toEqual([false, false, false]);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Without its timeout the probe would never answer: any bound far above 50 ms shows it.
+    expect(performance.now() - started).toBeLessThan(5_000);
     expect({ asked, cancelled }).toEqual({ asked: 1, cancelled: 1 });
     const app = new Elysia().use(healthRoutes({ database: probe, redis: undefined }));
     const response = await app.handle(new Request("http://gateway/readyz"));

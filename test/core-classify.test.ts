@@ -227,9 +227,11 @@ describe("classify: properties", () => {
       "verify the ".repeat(1_500),
       `${"x".repeat(15_000)} diagnose`,
     ];
+    // A hang detector, not a speed test (bench/safety.ts measures speed): backtracking that blows
+    // up takes minutes on these inputs, the classifier milliseconds.
     const started = performance.now();
     const results = hostile.map(classify);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(results.at(-1)).toBe("clinical_blocked");
   });
 

@@ -361,6 +361,9 @@ describe("redact: properties", () => {
     );
   });
 
+  /** Far above any real redaction (milliseconds), far below a catastrophic backtrack (minutes). */
+  const HANG_MS = 10_000;
+
   test("no catastrophic backtracking on long hostile input", () => {
     const hostile = [
       "1".repeat(16_000),
@@ -383,14 +386,14 @@ describe("redact: properties", () => {
       "(555) ".repeat(2_500),
       "+1 ".repeat(5_000),
     ];
+    // A hang detector, not a speed test (bench/safety.ts measures speed): a catastrophically
+    // backtracking pattern takes minutes on these 16,000 characters, where the redactor takes
+    // milliseconds; the bound sits far from both, so a loaded machine cannot fail it.
     for (const text of hostile) {
       const started = performance.now();
       redact(text);
-      expect({ text: text.slice(0, 12), ms: Math.min(performance.now() - started, 1_000) }).toEqual({
-        text: text.slice(0, 12),
-        ms: expect.any(Number),
-      });
-      expect(performance.now() - started).toBeLessThan(1_000);
+      const ms = performance.now() - started;
+      expect({ text: text.slice(0, 12), hung: ms > HANG_MS }).toEqual({ text: text.slice(0, 12), hung: false });
     }
   });
 
@@ -422,7 +425,7 @@ describe("redact: properties", () => {
         (text) => {
           const started = performance.now();
           redact(text);
-          expect(performance.now() - started).toBeLessThan(200);
+          expect(performance.now() - started).toBeLessThan(HANG_MS);
         },
       ),
       { numRuns: 50 },
