@@ -164,11 +164,6 @@ function observer(
   };
 }
 
-/**
- * The trigger route takes a synchronous lookup only (it is ported with the loop engine, which
- * still runs over SQLite): an app over an asynchronous authenticator refuses to start rather
- * than serve triggers with a principal that is a promise.
- */
 export function createApp(deps: AppDeps) {
   const trpc = trpcHandler(deps);
   // The Bun server exists once listening; tRPC asks it for the client address (login limits).
