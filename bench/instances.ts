@@ -9,6 +9,7 @@
  * Needs `wrk` and `redis-server`.
  *
  *   bun bench/instances.ts [--duration 3] [--connections 32] [--rounds 3]
+ *   BENCH_DATABASES=postgres bun bench/instances.ts      only the PostgreSQL rows (or sqlite)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -138,6 +139,7 @@ async function measure(
   }
 }
 
+const databases = new Set((process.env.BENCH_DATABASES ?? "sqlite,postgres").split(","));
 const redis = await startRedis();
 let pg: TestPostgres | undefined;
 try {
@@ -146,14 +148,16 @@ try {
   );
   console.log("| setup | path | req/s (all instances) | worst p99 ms | non-2xx |");
   console.log("|---|---|---|---|---|");
-  for (const line of await measure("1 instance, SQLite only", 1, undefined)) console.log(line);
-  for (const n of [1, 2, 3]) {
+  for (const line of databases.has("sqlite") ? await measure("1 instance, SQLite only", 1, undefined) : []) {
+    console.log(line);
+  }
+  for (const n of databases.has("sqlite") ? [1, 2, 3] : []) {
     for (const line of await measure(`${n} instance${n > 1 ? "s" : ""}, one SQLite file + Redis`, n, redis.url)) {
       console.log(line);
     }
   }
   if (!hasPostgres) console.log("(PostgreSQL rows skipped: Debian's postgresql is not installed)");
-  for (const n of hasPostgres ? [1, 2, 3] : []) {
+  for (const n of hasPostgres && databases.has("postgres") ? [1, 2, 3] : []) {
     pg ??= await startPostgres();
     const label = `${n} instance${n > 1 ? "s" : ""}, one PostgreSQL + Redis`;
     for (const line of await measure(label, n, redis.url, await pg.createDatabase())) console.log(line);

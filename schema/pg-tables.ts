@@ -179,6 +179,7 @@ export const runs = pgTable(
     index("runs_org_loop_created").on(t.orgId, t.loopId, t.createdAt),
     index("runs_status_wake").on(t.status, t.wakeAt),
     index("runs_status_org_loop").on(t.status, t.orgId, t.loopId, t.wakeAt),
+    index("runs_queued").on(t.orgId, t.loopId, t.createdAt).where(sql`${t.status} = 'queued'`),
     index("runs_finished_at").on(t.finishedAt).where(sql`${t.finishedAt} IS NOT NULL`),
   ],
 );

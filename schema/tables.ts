@@ -176,6 +176,10 @@ export const runs = sqliteTable(
     index("runs_status_wake").on(t.status, t.wakeAt),
     // The fair claim: ready runs per organization and loop, queued ones in arrival (rowid) order.
     index("runs_status_org_loop").on(t.status, t.orgId, t.loopId, t.wakeAt),
+    // The queued runs of one organization and loop in order of arrival (createdAt, then rowid on
+    // SQLite and id on PostgreSQL), and only those: a claim reads the oldest from here, never
+    // stepping over the finished runs a (orgId, loopId, createdAt) index also holds.
+    index("runs_queued").on(t.orgId, t.loopId, t.createdAt).where(sql`${t.status} = 'queued'`),
     // Retention: finished runs by when they finished (unfinished rows stay out of the index).
     index("runs_finished_at").on(t.finishedAt).where(sql`${t.finishedAt} IS NOT NULL`),
   ],

@@ -87,15 +87,15 @@ export function createClaims(sqlite: Database) {
     `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'running' AND COALESCE(leaseExpiresAt, 0) < $now LIMIT 1) ${RETURNING}`,
   );
   // Per (organization, loop): a due sleeper first (it started earlier), else the oldest queued run.
-  // Queued rows all have wakeAt NULL, so the (status, orgId, loopId, wakeAt) index yields them in
-  // rowid order: first in, first out, without sorting.
+  // The runs_queued index yields them in (createdAt, rowid) order: first in, first out, without
+  // sorting, and without reading finished runs.
   const claimDue = sqlite.prepare<ClaimedRun, PairParams>(
     `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'sleeping' AND orgId = $orgId AND loopId = $loopId ` +
       `AND wakeAt <= $now ORDER BY wakeAt LIMIT 1) ${RETURNING}`,
   );
   const claimQueued = sqlite.prepare<ClaimedRun, PairParams>(
     `UPDATE runs ${CLAIM_SET} WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND orgId = $orgId AND loopId = $loopId ` +
-      `AND wakeAt IS NULL ORDER BY rowid LIMIT 1) ${RETURNING}`,
+      `AND wakeAt IS NULL ORDER BY createdAt, rowid LIMIT 1) ${RETURNING}`,
   );
   // The (organization, loop) pairs with queued runs, by a loose index scan: one seek per distinct
   // value, however long the queue (a plain DISTINCT reads every queued row without statistics).

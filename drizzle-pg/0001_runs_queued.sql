@@ -1,0 +1,1 @@
+CREATE INDEX "runs_queued" ON "runs" USING btree ("orgId","loopId","createdAt") WHERE "runs"."status" = 'queued';

@@ -1,0 +1,1 @@
+CREATE INDEX `runs_queued` ON `runs` (`orgId`,`loopId`,`createdAt`) WHERE "runs"."status" = 'queued';
