@@ -10,7 +10,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TRANSFER_ORDER } from "../server/db-transfer.ts";
 import { type CliResult, cli } from "./fixtures/cli/cli.ts";
-import { dialects, type DialectHarness } from "./support/dialects.ts";
+import { openPostgres } from "../server/db-postgres.ts";
+import { openDatabase } from "../server/db.ts";
+import { type DialectHarness, dialects, postgresHarness, sqliteHarness } from "./support/dialects.ts";
 import { startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, tempDir } from "./support/server.ts";
@@ -73,19 +75,11 @@ beforeAll(async () => {
     for (let i = 0; i < 3; i++) expect((await postPlan(server.url, token)).status).toBe(200);
     await server.drain();
   }
-  const { openDatabase } = await import("../server/db.ts");
-  const { asc } = await import("drizzle-orm");
-  const tables = await import("../schema/tables.ts");
-  const sqlite = openDatabase(source);
+  const sourceHarness = sqliteHarness(openDatabase(source));
   try {
-    expected = await allRows({
-      async rows(table) {
-        const query = sqlite.orm.select().from(tables[table] as typeof tables.adminAudit);
-        return (table === "adminAudit" ? query.orderBy(asc(tables.adminAudit.id)) : query).all() as never;
-      },
-    });
+    expected = await allRows(sourceHarness);
   } finally {
-    sqlite.close();
+    await sourceHarness.close();
   }
 });
 
@@ -247,33 +241,5 @@ describe.each(dialects("health db import"))("health db import into $name", (dial
 });
 
 async function openHarness(url: string): Promise<DialectHarness> {
-  const tables = await import("../schema/tables.ts");
-  const pgTables = await import("../schema/pg-tables.ts");
-  const { asc } = await import("drizzle-orm");
-  if (url.startsWith("postgres")) {
-    const { openPostgres } = await import("../server/db-postgres.ts");
-    const pgDb = await openPostgres(url);
-    return {
-      dialect: "postgres",
-      db: pgDb,
-      addOrg: async () => {},
-      async rows(table) {
-        const query = pgDb.orm.select().from(pgTables[table] as typeof pgTables.adminAudit);
-        return (await (table === "adminAudit" ? query.orderBy(asc(pgTables.adminAudit.id)) : query)) as never;
-      },
-      close: () => pgDb.close(),
-    };
-  }
-  const { openDatabase } = await import("../server/db.ts");
-  const lite = openDatabase(url);
-  return {
-    dialect: "sqlite",
-    db: lite,
-    addOrg: async () => {},
-    async rows(table) {
-      const query = lite.orm.select().from(tables[table] as typeof tables.adminAudit);
-      return (table === "adminAudit" ? query.orderBy(asc(tables.adminAudit.id)) : query).all() as never;
-    },
-    close: async () => lite.close(),
-  };
+  return url.startsWith("postgres") ? postgresHarness(await openPostgres(url)) : sqliteHarness(openDatabase(url));
 }

@@ -20,6 +20,7 @@ import {
   loadFixtureLoops,
   logLines,
   ORG,
+  startEngineProcess,
   TRIGGER,
   tempDir,
   waitFor,
@@ -28,8 +29,6 @@ import {
 import { hasPostgres, startPostgres, type TestPostgres, warnIfNoPostgres } from "./support/postgres.ts";
 
 warnIfNoPostgres("the PostgreSQL half of the engine suite");
-
-const ENGINE_PROCESS = join(import.meta.dir, "support", "engine-process.ts");
 
 let cluster: TestPostgres | undefined;
 afterAll(async () => {
@@ -95,22 +94,6 @@ async function engineOn(place: Place, settings: Partial<EngineSettings> = {}) {
       await connection.close();
     },
   };
-}
-
-async function startEngineProcess(location: string, options: object): Promise<Bun.Subprocess> {
-  const proc = Bun.spawn([process.execPath, ENGINE_PROCESS, location, JSON.stringify(options)], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let seen = "";
-  while (!/ready (\S+)\n/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the engine process exited: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return proc;
 }
 
 const enqueueWaits = async (engine: Engine, logFile: string, tag: string, steps: number, waitMs: number) =>
@@ -222,7 +205,11 @@ describe.each(places)("the engine on $name", ({ skip, open }) => {
       const STEPS = 12;
       const runIds: string[] = [];
       for (let i = 0; i < RUNS; i++) runIds.push(await enqueueWaits(client.engine, logFile, `run${i}`, STEPS, 15));
-      const first = await startEngineProcess(place.location, { pollMs: 50, leaseMs: 5_000, heartbeatMs: 500 });
+      const { proc: first } = await startEngineProcess(place.location, {
+        pollMs: 50,
+        leaseMs: 5_000,
+        heartbeatMs: 500,
+      });
       try {
         await waitFor(() => (logLines(logFile).length >= 20 ? true : undefined), "20 steps before the kill", 15_000);
       } finally {

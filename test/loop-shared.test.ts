@@ -7,25 +7,7 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { createEngine } from "../core/loop/engine.ts";
 import { openDatabase } from "../server/db.ts";
-import { loadFixtureLoops, logLines, ORG, TRIGGER, tempDir, waitFor } from "./support/loops.ts";
-
-const ENGINE_PROCESS = join(import.meta.dir, "support", "engine-process.ts");
-
-async function startEngineProcess(db: string, options: object): Promise<{ proc: Bun.Subprocess; owner: string }> {
-  const proc = Bun.spawn([process.execPath, ENGINE_PROCESS, db, JSON.stringify(options)], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let seen = "";
-  while (!/ready (\S+)\n/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the engine process exited: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return { proc, owner: /ready (\S+)\n/.exec(seen)?.[1] ?? "" };
-}
+import { loadFixtureLoops, logLines, ORG, startEngineProcess, TRIGGER, tempDir, waitFor } from "./support/loops.ts";
 
 test("two processes share one queue; a killed one's runs are taken over; the org limit holds across both", async () => {
   using dir = tempDir("health-shared-");

@@ -20,24 +20,44 @@
 import { and, asc, desc, eq, inArray, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import type { BunSQLDatabase } from "drizzle-orm/bun-sql";
 import * as tables from "../../schema/pg-tables.ts";
-import type { StoredError, StoredStep } from "./protocol.ts";
+import type { StoredError } from "./protocol.ts";
 import {
   type AttemptRow,
   type AttemptSpanRow,
   type FinishedStepWrite,
   type ListedRun,
   type ListQuery,
-  parseStoredError,
   type RunRow,
   type RunStore,
   type SleepWrite,
   type StepRow,
   type StepWrite,
+  type NewRun,
+  toStoredStep,
 } from "./store.ts";
 
 const { runs, runSteps, runStepAttempts } = tables;
 
 type Orm = BunSQLDatabase<typeof tables>;
+
+/** The row of a run as it is queued (the engine's insert, and the trigger route's: triggers.ts). */
+export function queuedRunRow(run: NewRun): typeof runs.$inferInsert {
+  return {
+    id: run.id,
+    workflowInstanceId: run.workflowInstanceId,
+    orgId: run.orgId,
+    loopId: run.loopId,
+    input: run.input,
+    triggerKind: run.triggerKind,
+    triggerId: run.triggerId,
+    triggerName: run.triggerName,
+    traceparent: run.traceparent ?? null,
+    status: "queued",
+    attempts: 0,
+    createdAt: run.now,
+    updatedAt: run.now,
+  };
+}
 type Tx = Parameters<Parameters<Orm["transaction"]>[0]>[0];
 
 const UNFINISHED = ["queued", "running", "sleeping"] as const;
@@ -144,21 +164,7 @@ export function createPostgresRunStore(db: Orm): RunStore {
 
   return {
     async insertRun(run) {
-      await db.insert(runs).values({
-        id: run.id,
-        workflowInstanceId: run.workflowInstanceId,
-        orgId: run.orgId,
-        loopId: run.loopId,
-        input: run.input,
-        triggerKind: run.triggerKind,
-        triggerId: run.triggerId,
-        triggerName: run.triggerName,
-        traceparent: run.traceparent ?? null,
-        status: "queued",
-        attempts: 0,
-        createdAt: run.now,
-        updatedAt: run.now,
-      });
+      await db.insert(runs).values(queuedRunRow(run));
     },
 
     async storedSteps(runId, now) {
@@ -432,19 +438,5 @@ export function createPostgresRunStore(db: Orm): RunStore {
     },
 
     isPosition: (position) => /^[0-9A-Za-z_]{1,64}$/.test(position),
-  };
-}
-
-function toStoredStep(row: typeof runSteps.$inferSelect): StoredStep {
-  const error = parseStoredError(row.error);
-  return {
-    key: row.key,
-    kind: row.kind,
-    status: row.status,
-    result: row.result,
-    errorName: error?.name ?? null,
-    errorMessage: error?.message ?? null,
-    attempts: row.attempts,
-    wakeAt: row.wakeAt,
   };
 }

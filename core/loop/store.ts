@@ -465,7 +465,8 @@ function createSqliteOps(sqlite: Database) {
   };
 }
 
-function toStoredStep(row: StepRow): StoredStep {
+/** A step row as the replay reads it; the rows of both dialects agree (schema/pg-tables.ts). */
+export function toStoredStep(row: StepRow): StoredStep {
   const error = parseStoredError(row.error);
   return {
     key: row.key,

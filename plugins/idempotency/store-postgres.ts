@@ -14,7 +14,7 @@ import { idempotencyKeys } from "../../schema/pg-tables.ts";
 import type { PgDb } from "../../server/db-postgres.ts";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../../server/db-errors.ts";
 import { unavailable } from "../../http/problem.ts";
-import { type Begin, IDEMPOTENCY_TTL_MS, type SharedIdempotencyStore, storedBody } from "./store.ts";
+import { answerFromRecord, type Begin, IDEMPOTENCY_TTL_MS, type SharedIdempotencyStore, storedBody } from "./store.ts";
 
 const CLAIM_ATTEMPTS = 3;
 
@@ -125,16 +125,8 @@ export class PostgresIdempotencyStore implements SharedIdempotencyStore {
       const [row] = await this.select.execute({ scope, key });
       // Abandoned, expired or gone stale since the claim looked: claim again.
       if (row === undefined || row.expiresAt <= nowMs) continue;
-      if (row.requestHash !== requestHash) return { kind: "conflict", reason: "mismatch" };
-      if (row.status === "done") {
-        return {
-          kind: "replay",
-          status: row.responseStatus ?? 200,
-          body: row.responseBody ?? undefined,
-          headers: row.responseHeaders === null ? {} : JSON.parse(row.responseHeaders),
-        };
-      }
-      if (nowMs - row.createdAt < this.staleAfterMs) return { kind: "conflict", reason: "in_flight" };
+      const answer = answerFromRecord(row, requestHash, nowMs, this.staleAfterMs);
+      if (answer !== null) return answer;
     }
     // The record kept changing under us: another request is working on this key.
     return { kind: "conflict", reason: "in_flight" };

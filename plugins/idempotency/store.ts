@@ -4,6 +4,7 @@
  * `staleAfterMs` belongs to a request that died with its process, and may be taken over.
  */
 import type { Database } from "bun:sqlite";
+import type { idempotencyKeys } from "../../schema/tables.ts";
 
 export type Begin =
   | { kind: "new" }
@@ -47,6 +48,32 @@ interface Row {
   expiresAt: number;
 }
 
+/**
+ * What a live record (not expired) says to a request with the same key, in either dialect: another
+ * request's key (409), a stored answer to replay, or a request still in flight (409); null when
+ * that request has been in flight longer than `staleAfterMs` and may be taken over.
+ */
+export function answerFromRecord(
+  row: Pick<
+    typeof idempotencyKeys.$inferSelect,
+    "requestHash" | "status" | "responseStatus" | "responseBody" | "responseHeaders" | "createdAt"
+  >,
+  requestHash: string,
+  nowMs: number,
+  staleAfterMs: number,
+): Begin | null {
+  if (row.requestHash !== requestHash) return { kind: "conflict", reason: "mismatch" };
+  if (row.status === "done") {
+    return {
+      kind: "replay",
+      status: row.responseStatus ?? 200,
+      body: row.responseBody ?? undefined,
+      headers: row.responseHeaders === null ? {} : JSON.parse(row.responseHeaders),
+    };
+  }
+  return nowMs - row.createdAt < staleAfterMs ? { kind: "conflict", reason: "in_flight" } : null;
+}
+
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export class SqliteIdempotencyStore implements LocalIdempotencyStore {
@@ -83,16 +110,8 @@ export class SqliteIdempotencyStore implements LocalIdempotencyStore {
     this.purgeExpired(nowMs);
     const row = this.select.get(scope, key);
     if (row && row.expiresAt > nowMs) {
-      if (row.requestHash !== requestHash) return { kind: "conflict", reason: "mismatch" };
-      if (row.status === "done") {
-        return {
-          kind: "replay",
-          status: row.responseStatus ?? 200,
-          body: row.responseBody ?? undefined,
-          headers: row.responseHeaders === null ? {} : JSON.parse(row.responseHeaders),
-        };
-      }
-      if (nowMs - row.createdAt < this.staleAfterMs) return { kind: "conflict", reason: "in_flight" };
+      const answer = answerFromRecord(row, requestHash, nowMs, this.staleAfterMs);
+      if (answer !== null) return answer;
     }
     this.upsertInFlight.run(scope, key, requestHash, nowMs, nowMs + IDEMPOTENCY_TTL_MS);
     return { kind: "new" };

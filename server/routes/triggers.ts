@@ -15,6 +15,7 @@ import type { Database } from "bun:sqlite";
 import { and, eq } from "drizzle-orm";
 import type { NewRun } from "../../core/loop/store.ts";
 import { prepareInsertRun } from "../../core/loop/store.ts";
+import { queuedRunRow } from "../../core/loop/store-postgres.ts";
 import { type LocalIdempotencyStore, storedBody } from "../../plugins/idempotency/store.ts";
 import { idempotencyKeys, runs } from "../../schema/pg-tables.ts";
 import type { PgOrm } from "../db-postgres.ts";
@@ -51,21 +52,7 @@ export function createPostgresTriggerStore(orm: PgOrm): TriggerStore {
   return {
     async insert(run, key) {
       await orm.transaction(async (tx) => {
-        await tx.insert(runs).values({
-          id: run.id,
-          workflowInstanceId: run.workflowInstanceId,
-          orgId: run.orgId,
-          loopId: run.loopId,
-          input: run.input,
-          triggerKind: run.triggerKind,
-          triggerId: run.triggerId,
-          triggerName: run.triggerName,
-          traceparent: run.traceparent ?? null,
-          status: "queued",
-          attempts: 0,
-          createdAt: run.now,
-          updatedAt: run.now,
-        });
+        await tx.insert(runs).values(queuedRunRow(run));
         if (key === undefined) return;
         await tx
           .update(idempotencyKeys)

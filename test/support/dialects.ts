@@ -54,46 +54,52 @@ export function dialects(what: string): Dialect[] {
     {
       name: "SQLite",
       skip: false,
-      async open() {
-        const db = openDatabase(":memory:");
-        return {
-          dialect: "sqlite",
-          db,
-          async addOrg(org) {
-            db.orm
-              .insert(liteTables.organizations)
-              .values({ name: org.slug, ...org, createdAt: CREATED })
-              .run();
-          },
-          async rows(table) {
-            const source = liteByName[table] as typeof liteTables.adminAudit;
-            const query = db.orm.select().from(source);
-            return (table === "adminAudit" ? query.orderBy(asc(liteTables.adminAudit.id)) : query).all() as never;
-          },
-          close: async () => db.close(),
-        };
-      },
+      open: async () => sqliteHarness(openDatabase(":memory:")),
     },
     {
       name: "PostgreSQL",
       skip: !hasPostgres,
       async open() {
         cluster ??= await startPostgres();
-        const db = await openPostgres(await cluster.createDatabase());
-        return {
-          dialect: "postgres",
-          db,
-          async addOrg(org) {
-            await db.orm.insert(pgTables.organizations).values({ name: org.slug, ...org, createdAt: CREATED });
-          },
-          async rows(table) {
-            const source = pgByName[table] as typeof pgTables.adminAudit;
-            const query = db.orm.select().from(source);
-            return (await (table === "adminAudit" ? query.orderBy(asc(pgTables.adminAudit.id)) : query)) as never;
-          },
-          close: () => db.close(),
-        };
+        return postgresHarness(await openPostgres(await cluster.createDatabase()));
       },
     },
   ];
+}
+
+/** A harness over an SQLite database already open (the caller's; closed with the harness). */
+export function sqliteHarness(db: Db): DialectHarness {
+  return {
+    dialect: "sqlite",
+    db,
+    async addOrg(org) {
+      db.orm
+        .insert(liteTables.organizations)
+        .values({ name: org.slug, ...org, createdAt: CREATED })
+        .run();
+    },
+    async rows(table) {
+      const source = liteByName[table] as typeof liteTables.adminAudit;
+      const query = db.orm.select().from(source);
+      return (table === "adminAudit" ? query.orderBy(asc(liteTables.adminAudit.id)) : query).all() as never;
+    },
+    close: async () => db.close(),
+  };
+}
+
+/** The same over a PostgreSQL database already open. */
+export function postgresHarness(db: PgDb): DialectHarness {
+  return {
+    dialect: "postgres",
+    db,
+    async addOrg(org) {
+      await db.orm.insert(pgTables.organizations).values({ name: org.slug, ...org, createdAt: CREATED });
+    },
+    async rows(table) {
+      const source = pgByName[table] as typeof pgTables.adminAudit;
+      const query = db.orm.select().from(source);
+      return (await (table === "adminAudit" ? query.orderBy(asc(pgTables.adminAudit.id)) : query)) as never;
+    },
+    close: () => db.close(),
+  };
 }

@@ -107,3 +107,29 @@ export function lineCounts(file: string): Map<string, number> {
   for (const line of text.split("\n")) if (line !== "") counts.set(line, (counts.get(line) ?? 0) + 1);
   return counts;
 }
+
+/**
+ * An engine in a process of its own (support/engine-process.ts) on the database at `location` (an
+ * SQLite file or a postgres:// URL), once it says it is ready; `owner` is its engine id.
+ */
+export async function startEngineProcess(
+  location: string,
+  options: object,
+): Promise<{ proc: Bun.Subprocess; owner: string }> {
+  const proc = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "engine-process.ts"), location, JSON.stringify(options)],
+    {
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let seen = "";
+  while (!/ready (\S+)\n/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the engine process exited: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { proc, owner: /ready (\S+)\n/.exec(seen)?.[1] ?? "" };
+}
