@@ -1,7 +1,8 @@
 /**
  * An outage of PostgreSQL under a running server (`bun server/main.ts` on postgres://, no Redis):
- * while the database is down, /readyz says so within seconds, a request behind an API token is
- * refused with 503 and Retry-After (its revocation cannot be checked), and the process stays up;
+ * while the database is down, /readyz says so within seconds, a request behind an API token and an
+ * admin (tRPC) call are refused with 503 and Retry-After (a token's revocation, a session, cannot
+ * be checked), and the process stays up;
  * when the database is back, the same server answers and runs loops again, with nothing restarted.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -28,6 +29,7 @@ describe.skipIf(!hasPostgres)("a PostgreSQL outage under a running server", () =
   let server: ServerProcess;
   let token: string;
   let orgId: string;
+  let admin: Awaited<ReturnType<typeof signIn>>;
 
   beforeAll(async () => {
     dir = tempDir("health-pg-outage-");
@@ -39,9 +41,9 @@ describe.skipIf(!hasPostgres)("a PostgreSQL outage under a running server", () =
       HEALTH_LOOPS_DIR: join(import.meta.dir, "fixtures", "loops"),
       HEALTH_LOOP_THREADS: "1",
     });
-    const { client } = await signIn(server.url);
-    token = (await client.tokens.create.mutate({ name: "outage", scopes: ["loop:run", "cli:run"] })).token;
-    orgId = (await client.auth.me.query()).org.id;
+    admin = await signIn(server.url);
+    token = (await admin.client.tokens.create.mutate({ name: "outage", scopes: ["loop:run", "cli:run"] })).token;
+    orgId = (await admin.client.auth.me.query()).org.id;
   }, 60_000);
 
   afterAll(async () => {
@@ -76,6 +78,13 @@ describe.skipIf(!hasPostgres)("a PostgreSQL outage under a running server", () =
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await refused.json()) as { code: string }).code).toBe("unavailable");
+    // The admin API too: 503 with Retry-After (the console and the CLI say to retry), not a 500.
+    const adminCall = await fetch(`${server.url}/trpc/tokens.list`, {
+      headers: { authorization: `Bearer ${admin.session}` },
+    });
+    expect(adminCall.status).toBe(503);
+    expect(adminCall.headers.get("retry-after")).toBe("1");
+    expect(JSON.stringify(await adminCall.json())).toContain("SERVICE_UNAVAILABLE");
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: "degraded", database: "unavailable" });
@@ -86,6 +95,7 @@ describe.skipIf(!hasPostgres)("a PostgreSQL outage under a running server", () =
     await pg.start();
     await until("/readyz to say ready again", async () => (await ready()) === 200);
     expect((await fetch(`${server.url}/cli/account`, { headers: headers() })).status).toBe(200);
+    expect((await admin.client.tokens.list.query()).length).toBeGreaterThan(0);
     await runToCompletion();
     expect(server.output()).not.toContain(token);
   }, 90_000);

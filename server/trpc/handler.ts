@@ -12,7 +12,9 @@ import type { TokenStore } from "../services/tokens.ts";
 import type { UsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
-import type { TrpcContext } from "./trpc.ts";
+import { DATABASE_UNAVAILABLE, type TrpcContext } from "./trpc.ts";
+import { TRPCError } from "@trpc/server";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
 
 export interface TrpcHandlerOptions {
   /** The usage rollups: `createUsageReader` (SQLite) or `postgresUsageReader`. */
@@ -40,6 +42,17 @@ function sessionSecret(request: Request): string | null {
   return null;
 }
 
+/** The session behind `secret`; a database out of reach refuses the call (503), as procedures do. */
+async function sessionOrUnavailable(accounts: AccountStore, secret: string, resHeaders: Headers) {
+  try {
+    return await resolveSession(accounts, secret);
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    resHeaders.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
+    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE, cause: error });
+  }
+}
+
 export function trpcHandler(options: TrpcHandlerOptions) {
   const usage = options.usageReader;
   return (request: Request, clientAddress: string) =>
@@ -62,7 +75,7 @@ export function trpcHandler(options: TrpcHandlerOptions) {
           catalog: options.catalog,
           usage,
           origin: new URL(request.url).origin,
-          session: secret === null ? null : await resolveSession(options.accounts, secret),
+          session: secret === null ? null : await sessionOrUnavailable(options.accounts, secret, resHeaders),
           clientAddress,
           secureCookies: new URL(request.url).protocol === "https:",
           resHeaders,

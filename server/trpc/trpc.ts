@@ -12,6 +12,7 @@ import type { AdminAudit } from "../services/admin-audit.ts";
 import type { DeviceLoginStore, DeviceStartLimiter } from "../services/device-logins.ts";
 import type { TokenStore } from "../services/tokens.ts";
 import { REDIS_RETRY_AFTER_SECONDS, RedisUnavailableError } from "../../core/redis.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
 
 export interface TrpcContext {
   accounts: AccountStore;
@@ -56,9 +57,27 @@ const t = initTRPC.context<TrpcContext>().create({
 });
 
 export const router = t.router;
-export const publicProcedure = t.procedure;
 
-export const authedProcedure = t.procedure.use(function requireSession({ ctx, next }) {
+/** The message of a call refused because the database cannot be reached. */
+export const DATABASE_UNAVAILABLE = "The database cannot be reached right now; retry shortly";
+
+/**
+ * A call that failed because the database cannot be reached (PostgreSQL down or out of
+ * connections) is a 503 with Retry-After, as a planning request's would be, not a 500: the console
+ * and the CLI say to retry. Any other failure passes through untouched.
+ */
+const databaseAvailable = t.middleware(async function databaseAvailable({ ctx, next }) {
+  const result = await next();
+  if (!result.ok && isDatabaseUnavailable(result.error.cause ?? result.error)) {
+    ctx.resHeaders.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
+    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE, cause: result.error });
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(databaseAvailable);
+
+export const authedProcedure = publicProcedure.use(function requireSession({ ctx, next }) {
   if (ctx.session === null) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in first" });
   return next({ ctx: { ...ctx, session: ctx.session } });
 });
