@@ -11,8 +11,10 @@ const DEFAULT_DATABASE = "file:.health/health.db";
 export default defineCommand({
   meta: {
     name: "export",
-    description: `Write every row of the server's SQLite database to one file (NDJSON), as of one moment:
-a running server may keep writing meanwhile. Progress goes to stderr.
+    description: `Write the server's SQLite database to one file, as of one moment.
+
+Every row of every table, one JSON line each (NDJSON), read in one transaction: a running server
+may keep writing meanwhile. Progress goes to stderr.
 
 Examples:
   health db export --out health-export.ndjson

@@ -8,10 +8,12 @@ import { stderrProgress, summary } from "./progress.ts";
 export default defineCommand({
   meta: {
     name: "import",
-    description: `Load a file written by \`health db export\` into an empty database: PostgreSQL
-(postgres://…) or an SQLite file. All or nothing: a file cut short, or a row that does not fit,
-leaves the database as it was. A database a server has already started on holds data and is
-refused. Put the password in HEALTH_DATABASE_URL rather than on the command line.
+    description: `Load an export into an empty database, all or nothing.
+
+The file \`health db export\` wrote, into PostgreSQL (postgres://…) or an SQLite file. A file
+cut short, or a row that does not fit, leaves the database as it was. A database a server has
+already started on holds data and is refused. Put the password in HEALTH_DATABASE_URL rather
+than on the command line.
 
 Examples:
   HEALTH_DATABASE_URL=postgres://health:…@db.internal/health health db import --in health-export.ndjson

@@ -4,9 +4,10 @@ import { defineCommand } from "citty";
 export default defineCommand({
   meta: {
     name: "db",
-    description: `Move a server's data from its SQLite file to PostgreSQL, for running several instances
-(docs/deploy.md). Run it on the server's host, from the server's folder: it opens the databases
-directly, not through a server.
+    description: `Move a server's data from its SQLite file to PostgreSQL.
+
+For running instances on several hosts (docs/deploy.md). Run it on the server's host, from the
+server's folder: it opens the databases directly, not through a server.
 
   1. health db export --out health-export.ndjson        (a consistent snapshot; the server may run)
   2. stop the server, and export again if it wrote since
