@@ -21,7 +21,7 @@
  * (test/schema-dialects.test.ts): text, numbers (epoch milliseconds included) and null.
  */
 import { once } from "node:events";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { count, getTableColumns, getTableName, sql } from "drizzle-orm";
@@ -106,7 +106,10 @@ export async function exportDatabase(
       "the export reads an SQLite file (file:path); moving from PostgreSQL back to SQLite is not supported",
     );
   }
-  if (databasePath(from) === ":memory:") throw new TransferError("the export needs an SQLite file, not :memory:");
+  const path = databasePath(from);
+  if (path === ":memory:") throw new TransferError("the export needs an SQLite file, not :memory:");
+  // Opening would create an empty database there, and export nothing.
+  if (!existsSync(path)) throw new TransferError(`there is no SQLite database at ${path}`);
   const db = openDatabase(from);
   const counts: TransferCounts = {};
   const write = async (line: unknown) => {

@@ -114,6 +114,11 @@ describe("health db export", () => {
     const fromPg = await db(["export", "--from", "postgres://x@127.0.0.1/db", "--out", "pg.ndjson"]);
     expect(fromPg.code).toBe(2);
     expect(existsSync(join(dir, "pg.ndjson"))).toBe(false);
+    const missing = await db(["export", "--from", "file:nowhere/health.db", "--out", "missing.ndjson"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("there is no SQLite database at nowhere/health.db");
+    expect(existsSync(join(dir, "nowhere"))).toBe(false);
+    expect(existsSync(join(dir, "missing.ndjson"))).toBe(false);
     const noOut = await db(["export", "--from", source]);
     expect(noOut.code).toBe(2);
     expect(noOut.stderr).toContain("--out is required");

@@ -1,4 +1,5 @@
 /** `health db export`: the server's SQLite database as one NDJSON file (server/db-transfer.ts). */
+import { rmSync } from "node:fs";
 import { defineCommand } from "citty";
 import { CliError, UsageError } from "../../errors.ts";
 import { databaseLocation, exportDatabase, openOutput, TransferError } from "../../../server/db-transfer.ts";
@@ -71,6 +72,11 @@ Examples:
         );
       process.stderr.write(`Exported ${summary(counts)}${args.out === "-" ? "" : ` to ${args.out}`}\n`);
     } catch (error) {
+      // No partial export is left to be mistaken for one (an import would refuse it anyway).
+      if (args.out !== "-") {
+        out.destroy();
+        rmSync(args.out, { force: true });
+      }
       if (error instanceof TransferError) throw new CliError(error.message);
       throw error;
     }
