@@ -434,7 +434,13 @@ const earlyDetectors: readonly Detector[] = [
     ),
   },
   // Network addresses are self-delimiting; "dea:000" inside one is not a DEA number.
-  { kind: "ip", needs: "ipv6", pattern: rx(String.raw`(?<![\w:])(?:${IPV6})(?![\w:]|\.\d)`), keep: ipv6Keep },
+  // Every form has a colon after at most four hex digits: checked first, the forms are tried only there.
+  {
+    kind: "ip",
+    needs: "ipv6",
+    pattern: rx(String.raw`(?=[0-9A-Fa-f]{0,4}:)(?<![\w:])(?:${IPV6})(?![\w:]|\.\d)`),
+    keep: ipv6Keep,
+  },
   {
     kind: "ip",
     needs: "digit",
