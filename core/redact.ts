@@ -1157,7 +1157,8 @@ export function findIdentifiers(text: string): IdentifierSpan[] {
 
 /** A digit next to a letter OCR confuses with one: "O3/l2/2024", "(3O5) 555-Ol76". */
 const OCR_SUSPECT = /\d[OolI]|[OolI]\d/;
-const ALNUM_RUN = /[A-Za-z0-9]+/g;
+/** A whole run of letters and digits with a digit in it: a run without one is never repaired. */
+const ALNUM_RUN = /(?<![A-Za-z0-9])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]+/g;
 
 /**
  * Scanned faxes and cards come back with O for 0 and l or I for 1. In a run of digits and only
