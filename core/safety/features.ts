@@ -176,6 +176,8 @@ export class FeatureExtractor {
   /** The prompt the token arrays describe, and how many tokens it has. */
   #text = "";
   #tokens = 0;
+  /** The prompt the features were last extracted from: a block's category reads them again. */
+  #extracted: string | undefined;
 
   constructor(
     readonly bits: number,
@@ -191,6 +193,7 @@ export class FeatureExtractor {
 
   /** Features of a whole folded prompt (see `fold.ts`). The views are valid until the next call. */
   extract(text: string): Features {
+    if (text === this.#extracted) return this.#features();
     this.#load(text);
     this.#reset();
     const folded = this.#text;
@@ -203,6 +206,7 @@ export class FeatureExtractor {
     this.#emitWord(combine(NS.global, 48 + bucket(tokens >> 3)));
     this.#emitOpening(tokens);
     this.#emitActions(tokens);
+    this.#extracted = text;
     return this.#features();
   }
 

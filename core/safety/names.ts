@@ -56,6 +56,8 @@ const PARTICLES = new Set(
   "van von der den de del della di da das dos du la le bin binti ibn al el ter ten y st mac".split(" "),
 );
 
+const MAX_PARTICLE = Math.max(...[...PARTICLES].map((particle) => particle.length));
+
 /** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
 const PERSON_WORDS =
   "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
@@ -66,35 +68,48 @@ const ROLE_WORDS =
 
 const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
 
+/**
+ * The cue patterns all end in `$`: they ask how the text before a word ends. Tried forward, the
+ * engine starts them at each of the 40 characters before the word; as a lookbehind from the end
+ * it reads backwards once, with the same answer (3–4× faster). `ROLE_CUE` keeps its forward form
+ * for its group, behind this test.
+ */
+function endsWith(pattern: RegExp): RegExp {
+  return new RegExp(`$(?<=${pattern.source})`, pattern.flags);
+}
+
 /** A cue that one name word suffices after: "her son, ", "named ", "names like ", "[NAME], ". */
-const PERSON_CUE = new RegExp(
-  String.raw`(?:(?:^|[^\p{L}])(?:${PERSON_WORDS})(?:['’]s)?${SEPARATOR}|\[NAME\],\s{1,2})$`,
-  "iu",
+const PERSON_CUE = endsWith(
+  new RegExp(String.raw`(?:(?:^|[^\p{L}])(?:${PERSON_WORDS})(?:['’]s)?${SEPARATOR}|\[NAME\],\s{1,2})$`, "iu"),
 );
 
 /**
  * Titles, case-sensitive: "Dr. ", "Mrs ", "DR. " — but not "200 ms" or "MS Teams", where the
  * letters are a unit or a product.
  */
-const TITLE_CUE =
-  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF|mr|mrs|ms|dr)\.)\s{1,3}$/u;
+const TITLE_CUE = endsWith(
+  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF|mr|mrs|ms|dr)\.)\s{1,3}$/u,
+);
 
 /** A role or label before a name, and whether a separator follows it. */
 const ROLE_CUE = new RegExp(
   String.raw`(?:^|[^\p{L}])(?:${ROLE_WORDS})(?:['’]s)?(?:\s{0,2}(?:name|#|no\.?))?(?<separator>\s{0,2}(?:[:=(#]|-\s|–|—)\s{0,3}["']?)?\s{0,3}$`,
   "iu",
 );
+const ROLE_CUE_ENDS = endsWith(ROLE_CUE);
 
 /** A greeting or a sign-off before a name: "Hi Marisol", "Thanks, Dmitri", "— Priya". */
-const GREETING =
-  /(?:^|[\n.!?]\s{0,3}|[^\p{L}\s]\s{0,2})(?:hi|hello|hey|dear|thanks|thank you|thx|regards|best|cheers|sincerely|love|ask|call|text|email|page|ping|tell|remind|notify|message|cc)[,:!]?\s{1,3}$|(?:^|\n)\s{0,3}(?:--?|—|–|~)\s{0,2}$|\s(?:--?|—|–)\s{0,2}$/iu;
+const GREETING = endsWith(
+  /(?:^|[\n.!?]\s{0,3}|[^\p{L}\s]\s{0,2})(?:hi|hello|hey|dear|thanks|thank you|thx|regards|best|cheers|sincerely|love|ask|call|text|email|page|ping|tell|remind|notify|message|cc)[,:!]?\s{1,3}$|(?:^|\n)\s{0,3}(?:--?|—|–|~)\s{0,2}$|\s(?:--?|—|–)\s{0,2}$/iu,
+);
 
 /** The headers of a forwarded email: "From: Oksana Hrytsenko", "To: …". */
-const HEADER = /(?:^|\n|\s)(?:from|to|cc|bcc)\s{0,2}:\s{0,3}$/i;
+const HEADER = endsWith(/(?:^|\n|\s)(?:from|to|cc|bcc)\s{0,2}:\s{0,3}$/i);
 
 /** A key of structured data holding a name: `"first": "`, `last_name=`, `patientName: '`. */
-const KEY =
-  /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu;
+const KEY = endsWith(
+  /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu,
+);
 
 const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
 /** The same for plain ASCII text, the common case: no Unicode tables to consult. */
@@ -132,6 +147,9 @@ const CREDENTIALS = new Set(
   ),
 );
 
+const HAS_PARTS = /[-'’]/;
+const NO_PARTS: readonly string[] = [];
+
 function standingOf(word: string, capitalised: boolean): Standing {
   const { names, common, orgs, places } = vocab();
   let folded = fold(word);
@@ -143,7 +161,8 @@ function standingOf(word: string, capitalised: boolean): Standing {
     if (folded.length < 3 || common.has(folded) || !names.has(folded)) return Standing.Other;
     return orgs.has(folded) || places.has(folded) ? Standing.Other : Standing.Strong;
   }
-  const parts = folded.split(/[-'’]/).filter((part) => part.length > 1);
+  // Split only a word that has parts: most have none, and the split allocates.
+  const parts = HAS_PARTS.test(folded) ? folded.split(/[-'’]/).filter((part) => part.length > 1) : NO_PARTS;
   const isName = names.has(folded) || (parts.length > 1 && parts.every((part) => names.has(part)));
   const ordinary = common.has(folded) || orgs.has(folded) || places.has(folded);
   if (isName) return ordinary ? Standing.Weak : Standing.Strong;
@@ -207,7 +226,7 @@ export function tokenize(text: string): Token[] {
       plain: lower.includes("'") || lower.includes("’") ? lower.replace(/['’]/g, "") : lower,
       capitalised,
       allCaps: capitalised && raw.length > 1 && raw === upper,
-      particle: !capitalised && PARTICLES.has(lower),
+      particle: !capitalised && lower.length <= MAX_PARTICLE && PARTICLES.has(lower),
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       known: capitalised || raw === lower ? -1 : Standing.Other,
       gap: text.slice(previousEnd, start),
@@ -386,7 +405,7 @@ export function findNames(
     const before = text.slice(Math.max(0, token.start - 40), token.start);
     const header = HEADER.test(before);
     const key = KEY.test(before) || header;
-    const role = key ? null : ROLE_CUE.exec(before);
+    const role = key || !ROLE_CUE_ENDS.test(before) ? null : ROLE_CUE.exec(before);
     const continued = /\[NAME\],\s{1,2}$/.test(before);
     const labelled = key || continued || role?.groups?.separator !== undefined;
     const person = key || role !== null || PERSON_CUE.test(before) || TITLE_CUE.test(before);
@@ -511,8 +530,9 @@ export function findNames(
   }
 
   // 5. Lower-case runs of two or three strong names ("kwame mensah"): no ordinary words look so.
+  const run: number[] = [];
   for (let i = 0; i + 1 < tokens.length; i++) {
-    const run: number[] = [];
+    run.length = 0;
     for (let k = i; k < tokens.length && run.length < 3; k++) {
       const token = tokens[k];
       if (token === undefined || covered[k] === 1 || token.capitalised) break;
@@ -521,7 +541,7 @@ export function findNames(
       run.push(k);
     }
     while (run.length > 0 && tokens[run[run.length - 1] as number]?.particle) run.pop();
-    if (run.filter((k) => !tokens[k]?.particle).length >= 2) {
+    if (run.length >= 2 && run.filter((k) => !tokens[k]?.particle).length >= 2) {
       add(run[0] as number, (run[run.length - 1] as number) + 1);
       i = run[run.length - 1] as number;
     }
