@@ -79,6 +79,10 @@ describe("npm run eval:safety", () => {
     expect(result.stdout).toMatch(/✖ clinicalRecall/);
     expect(result.stdout).toMatch(/✖ identifierRecall/);
     expect(result.code).toBe(1);
+    // Counted, never shown: what CI prints must not be a way to study the held-back cases.
+    expect(result.stdout).toContain("Leaked identifiers: 1");
+    expect(result.stdout).not.toContain("zq xv");
+    expect(result.stdout).not.toContain("the fixture row");
   }, 60_000);
 
   test("fails when the shipped model was not trained on the training part it finds", async () => {
