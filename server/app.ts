@@ -37,7 +37,6 @@ import { metricsRoute } from "./routes/metrics.ts";
 import { REDIS_RETRY_AFTER_SECONDS, type RedisConnection, RedisUnavailableError } from "../core/redis.ts";
 import { unavailable } from "../http/problem.ts";
 import { type DatabaseProbe, healthRoutes } from "./routes/health.ts";
-import type { CountActiveRuns } from "./services/run-counts.ts";
 import type { Tracing } from "./services/tracing.ts";
 import type { UsageReader, UsageRecorder } from "./services/usage.ts";
 import type { TriggerStore } from "./routes/triggers.ts";
@@ -67,8 +66,6 @@ export interface AppDeps {
   audit: AuditLog;
   /** `SELECT 1` for /readyz and /healthz: `sqliteProbe` or `postgresProbe` (server/routes/health.ts). */
   database: DatabaseProbe;
-  /** Runs by status for /metrics: `sqliteActiveRuns` or `postgresActiveRuns` (server/services/run-counts.ts). */
-  activeRuns: CountActiveRuns;
   /** Reads the usage rollups: `createUsageReader` or `postgresUsageReader`. */
   usageReader: UsageReader;
   defaultOrg: { id: string; slug: string };
@@ -198,7 +195,6 @@ export function createApp(deps: AppDeps) {
       metricsRoute({
         metrics,
         engine: deps.engine,
-        activeRuns: deps.activeRuns,
         bearer: deps.authenticator.bearer,
       }),
     )

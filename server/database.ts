@@ -34,7 +34,6 @@ import { SqliteDeviceLoginStore } from "./services/device-login-store-sqlite.ts"
 import type { DeviceLoginStore } from "./services/device-logins.ts";
 import { type RetentionStore, SqliteRetentionStore } from "./services/retention.ts";
 import { PostgresRetentionStore } from "./services/retention-store-postgres.ts";
-import { type CountActiveRuns, postgresActiveRuns, sqliteActiveRuns } from "./services/run-counts.ts";
 import { PostgresTokenStore } from "./services/token-store-postgres.ts";
 import { SqliteTokenStore } from "./services/token-store-sqlite.ts";
 import type { TokenStore } from "./services/tokens.ts";
@@ -62,7 +61,6 @@ export interface ServerDatabase {
   retention: RetentionStore;
   usageReader: UsageReader;
   probe: DatabaseProbe;
-  activeRuns: CountActiveRuns;
   /** Planning audit rows and usage rollups, written off the request path. */
   writeBehind(log: (message: string) => void): WriteBehind;
   close(): Promise<void>;
@@ -92,7 +90,6 @@ function openSqliteDatabase(url: string): ServerDatabase {
     retention: new SqliteRetentionStore(db.sqlite),
     usageReader: createUsageReader(db.sqlite),
     probe: sqliteProbe(db.sqlite),
-    activeRuns: sqliteActiveRuns(db.sqlite),
     // A file: a worker thread with its own connection; in memory there is no other connection to open.
     writeBehind: () => (path === ":memory:" ? inlineWriteBehind(db.sqlite) : workerWriteBehind(path)),
     close: async () => db.close(),
@@ -117,7 +114,6 @@ async function openPostgresDatabase(url: string): Promise<ServerDatabase> {
     retention: new PostgresRetentionStore(pg),
     usageReader: postgresUsageReader(pg),
     probe: postgresProbe(pg),
-    activeRuns: postgresActiveRuns(pg),
     writeBehind: (log) => postgresWriteBehind(pg, log),
     close: () => pg.close(),
   };

@@ -157,7 +157,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     upstream: createUpstream(config),
     audit,
     database: database.probe,
-    activeRuns: database.activeRuns,
     usageReader: database.usageReader,
     defaultOrg,
     loginLimiter: stores.loginLimiter,

@@ -19,7 +19,8 @@ import * as liteTables from "../schema/tables.ts";
 import { type DatabaseProbe, healthRoutes, postgresProbe, sqliteProbe } from "../server/routes/health.ts";
 import { metricsRoute } from "../server/routes/metrics.ts";
 import { Authenticator } from "../server/services/authenticator.ts";
-import { type CountActiveRuns, postgresActiveRuns, sqliteActiveRuns } from "../server/services/run-counts.ts";
+import { createRunStore, type RunStore } from "../core/loop/store.ts";
+import { createPostgresRunStore } from "../core/loop/store-postgres.ts";
 import { PostgresTokenStore } from "../server/services/token-store-postgres.ts";
 import { SqliteTokenStore } from "../server/services/token-store-sqlite.ts";
 import type { Actor, TokenStore } from "../server/services/tokens.ts";
@@ -36,7 +37,7 @@ afterAll(stopPostgres);
 interface Served {
   tokens: TokenStore;
   probe: DatabaseProbe;
-  activeRuns: CountActiveRuns;
+  runs: RunStore;
   addRun(id: string, status: "queued" | "running" | "sleeping" | "complete"): Promise<void>;
 }
 
@@ -58,7 +59,7 @@ function serve(h: DialectHarness): Served {
     return {
       tokens: new SqliteTokenStore(db),
       probe: sqliteProbe(db.sqlite),
-      activeRuns: sqliteActiveRuns(db.sqlite),
+      runs: createRunStore(db.sqlite),
       addRun: async (id, status) => {
         db.orm.insert(liteTables.runs).values(run(id, status)).run();
       },
@@ -68,18 +69,21 @@ function serve(h: DialectHarness): Served {
   return {
     tokens: new PostgresTokenStore(db),
     probe: postgresProbe(db),
-    activeRuns: postgresActiveRuns(db),
+    runs: createPostgresRunStore(db.orm),
     addRun: async (id, status) => {
       await db.orm.insert(pgTables.runs).values(run(id, status));
     },
   };
 }
 
-const engine = {
-  activeCount: 0,
-  threadCount: 1,
-  stats: () => ({ stepsRetried: 0, runsEnded: {}, threadFailures: {} }),
-} as unknown as Parameters<typeof metricsRoute>[0]["engine"];
+/** What /metrics reads of the engine: its own figures, and the database's runs through its store. */
+const engineOver = (runs: RunStore) =>
+  ({
+    activeCount: 0,
+    threadCount: 1,
+    stats: () => ({ stepsRetried: 0, runsEnded: {}, threadFailures: {} }),
+    unfinishedRuns: () => runs.unfinishedCounts(),
+  }) as unknown as Parameters<typeof metricsRoute>[0]["engine"];
 
 describe.each(dialects("the authentication, readiness and metrics tests"))("gateway over $name", (dialect) => {
   let h: DialectHarness;
@@ -121,8 +125,7 @@ describe.each(dialects("the authentication, readiness and metrics tests"))("gate
       .use(
         metricsRoute({
           metrics: createHttpMetrics(),
-          engine,
-          activeRuns: served.activeRuns,
+          engine: engineOver(served.runs),
           bearer: authenticator.bearer,
         }),
       );
@@ -204,7 +207,7 @@ describe.each(dialects("the authentication, readiness and metrics tests"))("gate
     await served.addRun("run_2", "queued");
     await served.addRun("run_3", "running");
     await served.addRun("run_4", "complete");
-    expect(await served.activeRuns()).toEqual({ queued: 2, running: 1, sleeping: 0 });
+    expect(await served.runs.unfinishedCounts()).toEqual({ queued: 2, running: 1, sleeping: 0 });
     const response = await call("/metrics", SYSTEM_KEY);
     expect(response.status).toBe(200);
     const text = await response.text();

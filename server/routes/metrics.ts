@@ -9,13 +9,10 @@ import { Counter, Gauge } from "prom-client";
 import type { Engine } from "../../core/loop/engine.ts";
 import type { HttpMetrics } from "../../http/metrics.ts";
 import { auth, type BearerAuth } from "../../plugins/auth.ts";
-import { ACTIVE_RUN_STATUSES, type CountActiveRuns } from "../services/run-counts.ts";
 
 export interface MetricsRouteDeps {
   metrics: HttpMetrics;
   engine: Engine;
-  /** Runs by status, from the database (server/services/run-counts.ts). */
-  activeRuns: CountActiveRuns;
   /** Who is calling: only the system key may read. */
   bearer: BearerAuth;
 }
@@ -42,8 +39,9 @@ export function metricsRoute(deps: MetricsRouteDeps) {
     registers: [registry],
     // prom-client awaits a collect that returns a promise before it renders the registry.
     async collect() {
-      const counts = await deps.activeRuns();
-      for (const status of ACTIVE_RUN_STATUSES) this.set({ status }, counts[status]);
+      // From the database, through the engine's store (either dialect): every server's runs.
+      const counts = await deps.engine.unfinishedRuns();
+      for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
     },
   });
   new Gauge({
