@@ -19,8 +19,8 @@ import { PostgresDayCounts } from "../plugins/rate-limit/day-counts-postgres.ts"
 import { type DayCountStore, SqliteDayCounts } from "../plugins/rate-limit/store.ts";
 import { PostgresStartupStore } from "./bootstrap-postgres.ts";
 import { SqliteStartupStore, type StartupStore } from "./bootstrap.ts";
-import { openPostgres, postgresLocation } from "./db-postgres.ts";
-import { databasePath, isPostgresUrl, openDatabase } from "./db.ts";
+import { openPostgres } from "./db-postgres.ts";
+import { databaseLocation, databasePath, isPostgresUrl, openDatabase } from "./db.ts";
 import { type DatabaseProbe, postgresProbe, sqliteProbe } from "./routes/health.ts";
 import { createPostgresTriggerStore, createSqliteTriggerStore, type TriggerStore } from "./routes/triggers.ts";
 import { PostgresAccountStore } from "./services/account-store-postgres.ts";
@@ -76,7 +76,7 @@ function openSqliteDatabase(url: string): ServerDatabase {
   const idempotency = new SqliteIdempotencyStore(db.sqlite);
   return {
     dialect: "sqlite",
-    location: path === ":memory:" ? "SQLite in memory (nothing is kept)" : `the SQLite file ${path}`,
+    location: databaseLocation(url),
     startup: new SqliteStartupStore(db),
     accounts: new SqliteAccountStore(db),
     tokens: new SqliteTokenStore(db),
@@ -100,7 +100,7 @@ async function openPostgresDatabase(url: string): Promise<ServerDatabase> {
   const pg = await openPostgres(url);
   return {
     dialect: "postgres",
-    location: `PostgreSQL at ${postgresLocation(url)}`,
+    location: databaseLocation(url),
     startup: new PostgresStartupStore(pg),
     accounts: new PostgresAccountStore(pg),
     tokens: new PostgresTokenStore(pg),

@@ -10,6 +10,8 @@ import { drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
 import * as tables from "../schema/pg-tables.ts";
 
+import { postgresLocation } from "./db.ts";
+
 export { isPostgresUrl } from "./db.ts";
 
 export type PgDb = Awaited<ReturnType<typeof openPostgres>>;
@@ -27,12 +29,6 @@ const migrationsFolder = join(import.meta.dir, "..", "drizzle-pg");
  * the same one and the second would fail on "already exists". ASCII "health", as a bigint key.
  */
 export const MIGRATION_LOCK = 0x6865616c7468;
-
-/** Where the database is, for messages: host, port and database, never the password. */
-export function postgresLocation(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.host}${parsed.pathname}`;
-}
 
 export interface PostgresOptions {
   /** Connections in the pool (Bun's default is 10). */

@@ -28,8 +28,8 @@ import { count, getTableColumns, getTableName, sql } from "drizzle-orm";
 import * as v from "valibot";
 import * as pgTables from "../schema/pg-tables.ts";
 import * as liteTables from "../schema/tables.ts";
-import { openPostgres, postgresLocation } from "./db-postgres.ts";
-import { databasePath, isPostgresUrl, openDatabase } from "./db.ts";
+import { openPostgres } from "./db-postgres.ts";
+import { databaseLocation, databasePath, isPostgresUrl, openDatabase } from "./db.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 type TableKey = keyof typeof liteTables;
@@ -228,11 +228,6 @@ async function openTarget(to: string): Promise<Target> {
     },
     close: async () => db.close(),
   };
-}
-
-/** Where a database is, for messages: never a password. */
-export function databaseLocation(url: string): string {
-  return isPostgresUrl(url) ? `PostgreSQL at ${postgresLocation(url)}` : `the SQLite file ${databasePath(url)}`;
 }
 
 /**

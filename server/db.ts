@@ -17,6 +17,19 @@ const migrationsFolder = join(import.meta.dir, "..", "drizzle");
 
 export { isPostgresUrl };
 
+/** Where a PostgreSQL database is, for messages: host, port and database, never the password. */
+export function postgresLocation(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.host}${parsed.pathname}`;
+}
+
+/** Where a database of either dialect is, for messages (start-up, health db): never a password. */
+export function databaseLocation(url: string): string {
+  if (isPostgresUrl(url)) return `PostgreSQL at ${postgresLocation(url)}`;
+  const path = databasePath(url);
+  return path === ":memory:" ? "SQLite in memory (nothing is kept)" : `the SQLite file ${path}`;
+}
+
 /** `file:path`, a bare path, or `:memory:`. */
 export function databasePath(url: string): string {
   const path = url.startsWith("file:") ? url.slice("file:".length) : url;

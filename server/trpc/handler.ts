@@ -12,9 +12,8 @@ import type { TokenStore } from "../services/tokens.ts";
 import type { UsageReader } from "../services/usage.ts";
 import { SESSION_COOKIE } from "./routers/auth.ts";
 import { appRouter } from "./routers/_app.ts";
-import { DATABASE_UNAVAILABLE, type TrpcContext } from "./trpc.ts";
-import { TRPCError } from "@trpc/server";
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
+import { databaseUnavailable, type TrpcContext } from "./trpc.ts";
+import { isDatabaseUnavailable } from "../db-errors.ts";
 
 export interface TrpcHandlerOptions {
   /** The usage rollups: `createUsageReader` (SQLite) or `postgresUsageReader`. */
@@ -48,8 +47,7 @@ async function sessionOrUnavailable(accounts: AccountStore, secret: string, resH
     return await resolveSession(accounts, secret);
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
-    resHeaders.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
-    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE, cause: error });
+    throw databaseUnavailable(resHeaders, error);
   }
 }
 

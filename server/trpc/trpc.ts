@@ -58,8 +58,15 @@ const t = initTRPC.context<TrpcContext>().create({
 
 export const router = t.router;
 
-/** The message of a call refused because the database cannot be reached. */
-export const DATABASE_UNAVAILABLE = "The database cannot be reached right now; retry shortly";
+/** The refusal of a call the database cannot answer right now: 503 with Retry-After. */
+export function databaseUnavailable(resHeaders: Headers, cause: unknown): TRPCError {
+  resHeaders.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
+  return new TRPCError({
+    code: "SERVICE_UNAVAILABLE",
+    message: "The database cannot be reached right now; retry shortly",
+    cause,
+  });
+}
 
 /**
  * A call that failed because the database cannot be reached (PostgreSQL down or out of
@@ -69,8 +76,7 @@ export const DATABASE_UNAVAILABLE = "The database cannot be reached right now; r
 const databaseAvailable = t.middleware(async function databaseAvailable({ ctx, next }) {
   const result = await next();
   if (!result.ok && isDatabaseUnavailable(result.error.cause ?? result.error)) {
-    ctx.resHeaders.set("retry-after", String(DATABASE_RETRY_AFTER_SECONDS));
-    throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE, cause: result.error });
+    throw databaseUnavailable(ctx.resHeaders, result.error);
   }
   return result;
 });

@@ -131,6 +131,7 @@ export async function startPostgres(): Promise<TestPostgres> {
 
   let port = 0;
   let options = "";
+  const pgStart = () => run("pg_ctl", ["start", "-w", "-t", "30", "-D", data, "-l", log, "-o", options]);
   // Another process may take the probed port before postgres binds it: try a few.
   for (let attempt = 0; ; attempt++) {
     port = freePort();
@@ -144,7 +145,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       "-c synchronous_commit=off",
       "-c full_page_writes=off",
     ].join(" ");
-    const started = await run("pg_ctl", ["start", "-w", "-t", "30", "-D", data, "-l", log, "-o", options]);
+    const started = await pgStart();
     if (started.code === 0) break;
     const why = existsSync(log) ? readFileSync(log, "utf8").split("\n").slice(-4).join(" ") : started.output;
     if (attempt === 4) {
@@ -180,7 +181,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     stop,
     async start() {
       if (running) return;
-      const started = await run("pg_ctl", ["start", "-w", "-t", "30", "-D", data, "-l", log, "-o", options]);
+      const started = await pgStart();
       if (started.code !== 0) throw new Error(`postgres did not start again: ${started.output}`);
       running = true;
     },

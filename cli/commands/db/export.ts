@@ -2,8 +2,8 @@
 import { rmSync } from "node:fs";
 import { defineCommand } from "citty";
 import { CliError, UsageError } from "../../errors.ts";
-import { databaseLocation, exportDatabase, openOutput, TransferError } from "../../../server/db-transfer.ts";
-import { isPostgresUrl } from "../../../server/db.ts";
+import { exportDatabase, openOutput, TransferError } from "../../../server/db-transfer.ts";
+import { databaseLocation, isPostgresUrl } from "../../../server/db.ts";
 import { stderrProgress, summary } from "./progress.ts";
 
 /** The server's default (server/config.ts), relative to the folder it runs in. */

@@ -2,7 +2,8 @@
 import { existsSync } from "node:fs";
 import { defineCommand } from "citty";
 import { CliError, UsageError } from "../../errors.ts";
-import { databaseLocation, importDatabase, openInput, TransferError } from "../../../server/db-transfer.ts";
+import { importDatabase, openInput, TransferError } from "../../../server/db-transfer.ts";
+import { databaseLocation } from "../../../server/db.ts";
 import { stderrProgress, summary } from "./progress.ts";
 
 export default defineCommand({
