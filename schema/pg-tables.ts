@@ -107,23 +107,20 @@ export const adminAudit = pgTable(
   (t) => [index("admin_audit_org_at").on(t.orgId, t.at)],
 );
 
-export const planAudit = pgTable(
-  "plan_audit",
-  {
-    auditId: text().primaryKey(),
-    requestId: text().notNull(),
-    company: text().notNull(),
-    principalKind: text({ enum: ["system", "token"] }).notNull(),
-    principalId: text().notNull(),
-    intent: text().notNull(),
-    cache: text({ enum: ["hit", "miss", "bypass"] }).notNull(),
-    upstreamLatencyMs: integer(),
-    blockedSteps: integer().notNull(),
-    status: integer().notNull(),
-    createdAt: ms().notNull(),
-  },
-  (t) => [index("plan_audit_company_at").on(t.company, t.createdAt)],
-);
+/** As in schema/tables.ts: no secondary index. */
+export const planAudit = pgTable("plan_audit", {
+  auditId: text().primaryKey(),
+  requestId: text().notNull(),
+  company: text().notNull(),
+  principalKind: text({ enum: ["system", "token"] }).notNull(),
+  principalId: text().notNull(),
+  intent: text().notNull(),
+  cache: text({ enum: ["hit", "miss", "bypass"] }).notNull(),
+  upstreamLatencyMs: integer(),
+  blockedSteps: integer().notNull(),
+  status: integer().notNull(),
+  createdAt: ms().notNull(),
+});
 
 export const rateLimitDays = pgTable(
   "rate_limit_days",

@@ -94,24 +94,24 @@ export const adminAudit = sqliteTable(
   (t) => [index("admin_audit_org_at").on(t.orgId, t.at)],
 );
 
-/** One row per planning call. Never holds prompt text or patient context. */
-export const planAudit = sqliteTable(
-  "plan_audit",
-  {
-    auditId: text().primaryKey(),
-    requestId: text().notNull(),
-    company: text().notNull(),
-    principalKind: text({ enum: ["system", "token"] }).notNull(),
-    principalId: text().notNull(),
-    intent: text().notNull(),
-    cache: text({ enum: ["hit", "miss", "bypass"] }).notNull(),
-    upstreamLatencyMs: integer(),
-    blockedSteps: integer().notNull(),
-    status: integer().notNull(),
-    createdAt: integer().notNull(),
-  },
-  (t) => [index("plan_audit_company_at").on(t.company, t.createdAt)],
-);
+/**
+ * One row per planning call. Never holds prompt text or patient context. No secondary index:
+ * nothing reads audit rows by company, and every index is one more B-tree each answered call
+ * writes (retention finds the oldest rows by insert order).
+ */
+export const planAudit = sqliteTable("plan_audit", {
+  auditId: text().primaryKey(),
+  requestId: text().notNull(),
+  company: text().notNull(),
+  principalKind: text({ enum: ["system", "token"] }).notNull(),
+  principalId: text().notNull(),
+  intent: text().notNull(),
+  cache: text({ enum: ["hit", "miss", "bypass"] }).notNull(),
+  upstreamLatencyMs: integer(),
+  blockedSteps: integer().notNull(),
+  status: integer().notNull(),
+  createdAt: integer().notNull(),
+});
 
 /** Daily rate-limit counters, persisted so a restart does not reset the day. */
 export const rateLimitDays = sqliteTable(

@@ -57,8 +57,11 @@ describe.each(dialects("the write-behind writer tests"))("write-behind writers o
     try {
       const writeBehind = writeBehindOf(h);
       const log = new AuditLog(writeBehind.audit);
-      for (let i = 0; i < 300; i++) log.record(auditRow(i)); // more than one batch of 256
-      log.record(auditRow(7));
+      // More than one batch of 256; the repeat lands inside a multi-row insert, the last rows one by one.
+      for (let i = 0; i < 300; i++) {
+        log.record(auditRow(i));
+        if (i === 260) log.record(auditRow(7));
+      }
       await log.drain();
       const rows = (await h.rows("planAudit")).sort((a, b) => a.auditId.localeCompare(b.auditId));
       expect(rows).toEqual(Array.from({ length: 300 }, (_, i) => auditRow(i)));

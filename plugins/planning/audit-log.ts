@@ -31,19 +31,33 @@ const COLUMNS = AUDIT_COLUMNS;
  * A batch travels as one JSON text (an array of row arrays in COLUMNS order): handing a worker
  * one string costs the event loop a third of what cloning the row objects does.
  */
-export const INSERT_AUDIT_ROW = `INSERT OR IGNORE INTO plan_audit (${COLUMNS.join(", ")})
-  VALUES (${COLUMNS.map(() => "?").join(", ")})`;
+const INSERT_AUDIT_ROW = insertAuditRows(1);
+
+/** One statement inserting `rows` rows. */
+function insertAuditRows(rows: number): string {
+  const values = `(${COLUMNS.map(() => "?").join(", ")})`;
+  return `INSERT OR IGNORE INTO plan_audit (${COLUMNS.join(", ")}) VALUES ${Array(rows).fill(values).join(", ")}`;
+}
+
+/** Rows per multi-row insert: 176 parameters, and ~25% less of the writer's CPU per row than one row per statement. */
+const ROWS_PER_INSERT = 16;
 
 const BATCH_ROWS = 256;
 
 /**
- * Writes one batch in one transaction. A prepared positional insert per row measured ~35% less
- * CPU per row than unpacking the batch in SQL with json_each.
+ * Writes one batch in one transaction, sixteen rows a statement and the rest one by one.
+ * Prepared positional inserts measured ~35% less CPU per row than unpacking the batch in SQL
+ * with json_each, and sixteen rows a statement ~25% less again (bench/audit-writer.ts).
  */
 export function auditWriter(sqlite: Database): (batch: string) => void {
   const insert = sqlite.query<unknown, Array<string | number | null>>(INSERT_AUDIT_ROW);
+  const insertMany = sqlite.query<unknown, Array<string | number | null>>(insertAuditRows(ROWS_PER_INSERT));
   const writeAll = sqlite.transaction((rows: Array<Array<string | number | null>>) => {
-    for (const row of rows) insert.run(...row);
+    let at = 0;
+    for (; at + ROWS_PER_INSERT <= rows.length; at += ROWS_PER_INSERT) {
+      insertMany.run(...rows.slice(at, at + ROWS_PER_INSERT).flat());
+    }
+    for (; at < rows.length; at++) insert.run(...(rows[at] as Array<string | number | null>));
   });
   return (batch) => writeAll(JSON.parse(batch));
 }

@@ -1,0 +1,1 @@
+DROP INDEX "plan_audit_company_at";
