@@ -3,6 +3,7 @@
  * gateway instances. What they share, how they expire, and what each does when Redis is gone.
  */
 import { describe, expect, test } from "bun:test";
+import { sha256Hex } from "../core/hash.ts";
 import { RedisConnection, RedisUnavailableError } from "../core/redis.ts";
 import { RedisRateLimitStore } from "../plugins/rate-limit/redis-store.ts";
 import { RedisCacheStore } from "../plugins/cache/redis-store.ts";
@@ -142,12 +143,12 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     expect(await b.get("k1")).toBe(read as PlanResult);
     expect(await a.get("k1")).toBe(plan);
     const client = server.client();
-    expect(JSON.parse((await client.get("health:plan:k1")) ?? "")).toEqual({
+    expect(JSON.parse((await client.get(`health:plan:${sha256Hex("k1")}`)) ?? "")).toEqual({
       draft: plan.draft,
       route: plan.route,
       blockedCategory: null,
     });
-    const ttl = Number(await client.send("PTTL", ["health:plan:k1"]));
+    const ttl = Number(await client.send("PTTL", [`health:plan:${sha256Hex("k1")}`]));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(400);
     await Bun.sleep(450);
@@ -164,7 +165,7 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     const other = new PlanResult({ ...plan.draft, assistant_message: "Another plan." }, plan.route);
     await a.set("k", other, 60_000);
     expect((await b.get("k"))?.draft.assistant_message).toBe("Another plan.");
-    await server.client().send("DEL", ["health:plan:k"]);
+    await server.client().send("DEL", [`health:plan:${sha256Hex("k")}`]);
     expect(await b.get("k")).toBeUndefined();
   });
 
@@ -173,9 +174,12 @@ describe.skipIf(!hasRedis)("Redis plan cache", () => {
     using redis = connection(server);
     const store = new RedisCacheStore(redis, planResultCodec);
     const client = server.client();
-    await client.set("health:plan:junk", "not json");
-    await client.set("health:plan:shape", JSON.stringify({ draft: { tool_plan: "rm -rf ~" }, route: null }));
-    await client.send("LPUSH", ["health:plan:list", "x"]);
+    await client.set(`health:plan:${sha256Hex("junk")}`, "not json");
+    await client.set(
+      `health:plan:${sha256Hex("shape")}`,
+      JSON.stringify({ draft: { tool_plan: "rm -rf ~" }, route: null }),
+    );
+    await client.send("LPUSH", [`health:plan:${sha256Hex("list")}`, "x"]);
     expect(await store.get("junk")).toBeUndefined();
     expect(await store.get("shape")).toBeUndefined();
     expect(await store.get("list")).toBeUndefined();

@@ -25,9 +25,16 @@ interface Flight {
   reject: (reason: unknown) => void;
 }
 
+/** Keys up to this length are the canonical text itself; longer ones its SHA-256. */
+export const LITERAL_KEY_CHARS = 1024;
+
 /**
- * SHA-256 of canonical JSON. A positional array is canonical without sorting keys, which is
- * most of the cost on the hit path; only the manifest (an object) needs its keys sorted.
+ * Canonical JSON of the parts. A positional array is canonical without sorting keys; only the
+ * manifest (an object) needs its keys sorted. A short key is the text itself: exact, and the
+ * hash it would cost is a measurable share of a cache hit. A long one is its SHA-256 (64 hex
+ * characters, which no canonical text is: that starts with "["), so 10,000 entries of
+ * 16,000-character prompts do not keep 16,000-character keys. Redis hashes every key it is given
+ * (redis-store.ts).
  */
 export function planCacheKey(parts: {
   company: string;
@@ -36,7 +43,9 @@ export function planCacheKey(parts: {
   manifest: unknown;
   model: string;
 }): string {
-  return sha256Hex(canonicalJson([parts.company, parts.prompt, parts.intent, parts.manifest, parts.model]));
+  const manifest = parts.manifest === null || parts.manifest === undefined ? "null" : canonicalJson(parts.manifest);
+  const text = `[${JSON.stringify(parts.company)},${JSON.stringify(parts.prompt)},${JSON.stringify(parts.intent)},${manifest},${JSON.stringify(parts.model)}]`;
+  return text.length <= LITERAL_KEY_CHARS ? text : sha256Hex(text);
 }
 
 export const cache = (options: CacheOptions) => {

@@ -1,6 +1,6 @@
 /**
- * The plan cache in Redis, shared by every instance: the same keys (the plugin's SHA-256 of
- * company, prompt, intent, manifest and model) under a prefix, values as JSON, expiry by Redis
+ * The plan cache in Redis, shared by every instance: the SHA-256 of the plugin's key (the
+ * canonical text of company, prompt, intent, manifest and model) under a prefix, values as JSON, expiry by Redis
  * (`SET … PX`, the same TTL). Only the in-process coalescing of identical misses stays per
  * instance: two instances missing the same key at the same moment both call the upstream.
  *
@@ -9,6 +9,7 @@
  * a write before the answer leaves (at most the command deadline), so the same request sent
  * next to any instance is a hit.
  */
+import { sha256Hex } from "../../core/hash.ts";
 import type { RedisConnection } from "../../core/redis.ts";
 import { MemoryCacheStore, type SharedCacheStore } from "./store.ts";
 
@@ -35,7 +36,7 @@ export class RedisCacheStore<V> implements SharedCacheStore<V> {
   async get(key: string): Promise<V | undefined> {
     let text: unknown;
     try {
-      text = await this.redis.send("GET", [this.prefix + key]);
+      text = await this.redis.send("GET", [this.prefix + sha256Hex(key)]);
     } catch {
       // Unavailable, or any other failure: a cache that cannot answer is a miss.
       return undefined;
@@ -53,7 +54,7 @@ export class RedisCacheStore<V> implements SharedCacheStore<V> {
   async set(key: string, value: V, ttlMs: number): Promise<void> {
     const text = this.codec.encode(value);
     try {
-      await this.redis.send("SET", [this.prefix + key, text, "PX", String(ttlMs)]);
+      await this.redis.send("SET", [this.prefix + sha256Hex(key), text, "PX", String(ttlMs)]);
       // This instance's next hits get the very object it answered with, already serialized.
       this.decoded.set(key, { text, value }, DECODED_TTL_MS, Date.now());
     } catch {
