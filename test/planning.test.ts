@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
+import { milliseconds } from "../http/context.ts";
+import { LITERAL_KEY_CHARS, planCacheKey } from "../plugins/cache/index.ts";
 import { blockedCategories, planningResponseSchema, problemSchema } from "../schema/wire.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, tempDir } from "./support/server.ts";
@@ -59,6 +61,55 @@ describe("planning endpoint, embedded planner", () => {
     expect(textB.replace(b.audit_id, "")).toBe(textA.replace(a.audit_id, ""));
     const other = await postPlan(server.url, server.systemKey, planningBody({ workspace_manifest: { name: "x" } }));
     expect(other.headers.get("x-health-cache")).toBe("miss");
+  });
+
+  test("a prompt longer than a literal cache key is a hit too, and one differing only in its last word is not", async () => {
+    await using server = await startTestServer();
+    const prompt = `build an intake agent for our clinic's SMS line; ${"it routes forms to the front desk. ".repeat(40)}`;
+    const body = (ending: string) => planningBody({ redacted_prompt: `${prompt}${ending}` });
+    expect((await postPlan(server.url, server.systemKey, body("Thanks"))).headers.get("x-health-cache")).toBe("miss");
+    expect((await postPlan(server.url, server.systemKey, body("Thanks"))).headers.get("x-health-cache")).toBe("hit");
+    expect((await postPlan(server.url, server.systemKey, body("Thank you"))).headers.get("x-health-cache")).toBe(
+      "miss",
+    );
+  });
+
+  test("the cache key: every part counts, the manifest's key order does not; a long key is a SHA-256", () => {
+    const base = {
+      company: "acme",
+      prompt: "build an intake agent",
+      intent: "build_agent",
+      manifest: null,
+      model: "m",
+    };
+    const keys = [
+      base,
+      { ...base, company: "acme2" },
+      { ...base, prompt: "build an intake agent." },
+      { ...base, intent: "explain" },
+      { ...base, manifest: { a: 1 } },
+      { ...base, model: "m2" },
+      // A part that swallows its neighbour's text is still another key.
+      { ...base, company: 'acme","build an intake agent', prompt: "" },
+    ].map(planCacheKey);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(planCacheKey({ ...base, manifest: { a: 1, b: [2, { c: 3, d: 4 }] } })).toBe(
+      planCacheKey({ ...base, manifest: { b: [2, { d: 4, c: 3 }], a: 1 } }),
+    );
+    const long = planCacheKey({ ...base, prompt: "x".repeat(LITERAL_KEY_CHARS) });
+    expect(long).toMatch(/^[0-9a-f]{64}$/);
+    expect(planCacheKey({ ...base, prompt: `${"x".repeat(LITERAL_KEY_CHARS - 1)}y` })).not.toBe(long);
+  });
+
+  test("Server-Timing durations are milliseconds to the microsecond", () => {
+    expect([0, 0.0123456, 0.0995, 1.5, 12.3456789, 1234.0004].map(milliseconds)).toEqual([
+      "0.000",
+      "0.012",
+      "0.100",
+      "1.500",
+      "12.346",
+      "1234.000",
+    ]);
   });
 
   test("GET /cli/account reports company, token, versions and the remaining budget", async () => {
