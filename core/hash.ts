@@ -24,3 +24,8 @@ export function canonicalJson(value: unknown): string {
 export function sha256Hex(input: string | Uint8Array): string {
   return Bun.CryptoHasher.hash("sha256", input, "hex");
 }
+
+/** The 32 bytes themselves: comparing them costs less than making and comparing hex. */
+export function sha256Digest(input: string | Uint8Array): Buffer {
+  return Bun.CryptoHasher.hash("sha256", input) as Buffer;
+}

@@ -13,7 +13,8 @@ import type { Principal } from "../../core/authz.ts";
 import type { BearerAuth } from "../../plugins/auth.ts";
 import { unavailable } from "../../http/problem.ts";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db-errors.ts";
-import { hashToken, isWellFormedToken } from "../../core/tokens.ts";
+import { sha256Digest } from "../../core/hash.ts";
+import { isWellFormedToken } from "../../core/tokens.ts";
 import { hasSyncLookup, type SyncTokenLookup, type TokenLookup, type TokenStore } from "./tokens.ts";
 
 export interface AuthenticatorOptions<S extends TokenStore> {
@@ -35,8 +36,8 @@ export class Authenticator<S extends TokenStore> {
   readonly authenticate: Authenticate<S>;
   /** `authenticate` with its kind, for the auth plugin (plugins/auth.ts): which hooks to build. */
   readonly bearer: BearerAuth;
-  /** The system key's hex SHA-256, as bytes for the constant-time compare. */
-  private readonly systemKeyHash: Buffer;
+  /** The system key's SHA-256 digest (32 bytes), for the constant-time compare. */
+  private readonly systemKeyDigest: Buffer;
   private readonly systemPrincipal: Principal;
   private readonly tokens: S;
   private readonly lastUsed = new Map<string, number>();
@@ -46,7 +47,8 @@ export class Authenticator<S extends TokenStore> {
   constructor(options: AuthenticatorOptions<S>) {
     this.tokens = options.tokens;
     this.now = options.now ?? Date.now;
-    this.systemKeyHash = Buffer.from(options.systemKeyHash);
+    if (!/^[0-9a-f]{64}$/.test(options.systemKeyHash)) throw new Error("systemKeyHash must be a hex SHA-256");
+    this.systemKeyDigest = Buffer.from(options.systemKeyHash, "hex");
     this.systemPrincipal = {
       kind: "system",
       id: "system",
@@ -103,13 +105,11 @@ export class Authenticator<S extends TokenStore> {
   /** The system principal, null for a bearer that cannot be a token, or the hash to look up. */
   private screen(bearer: string): Principal | null | string {
     if (bearer.length > MAX_BEARER_CHARS) return null;
-    // One hash per request: the same digest is compared with the system key and looked up.
-    const hash = hashToken(bearer);
-    const candidate = Buffer.from(hash);
-    if (candidate.length === this.systemKeyHash.length && timingSafeEqual(candidate, this.systemKeyHash)) {
-      return this.systemPrincipal;
-    }
-    return isWellFormedToken(bearer) ? hash : null;
+    // One hash per request: the same digest is compared with the system key (as bytes) and, in
+    // hex, looked up (tokens are stored by hashToken's hex digest).
+    const digest = sha256Digest(bearer);
+    if (timingSafeEqual(digest, this.systemKeyDigest)) return this.systemPrincipal;
+    return isWellFormedToken(bearer) ? digest.toString("hex") : null;
   }
 
   private admit(row: TokenLookup | null): Principal | null {
