@@ -18,14 +18,19 @@ const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.0
 type Labels = Record<string, string | number>;
 type Sample = { labels: Labels; value: number; metricName?: string };
 
-/** Counts per label set, keyed by a string the caller builds once per label set. */
-class Tally {
-  private readonly series = new Map<string, { labels: Labels; value: number }>();
+/**
+ * Counts per label set, keyed by a value that stands for it (a plugin name, a problem code); the
+ * labels are made from the key once, when a series first appears, so counting allocates nothing.
+ */
+class Tally<K = string> {
+  private readonly series = new Map<K, { labels: Labels; value: number }>();
 
-  add(key: string, labels: () => Labels, by = 1): void {
+  constructor(private readonly labelsOf: (key: K) => Labels) {}
+
+  add(key: K, by = 1): void {
     const found = this.series.get(key);
     if (found !== undefined) found.value += by;
-    else this.series.set(key, { labels: labels(), value: by });
+    else this.series.set(key, { labels: this.labelsOf(key), value: by });
   }
 
   samples(): Sample[] {
@@ -40,16 +45,22 @@ class Buckets {
   constructor(
     private readonly name: string,
     private readonly bounds: readonly number[],
+    private readonly labelsOf: (key: string) => Labels,
   ) {}
 
-  observe(key: string, labels: () => Labels, value: number): void {
+  observe(key: string, value: number): void {
     let found = this.series.get(key);
     if (found === undefined) {
-      found = { labels: labels(), counts: this.bounds.map(() => 0), sum: 0, count: 0 };
+      found = { labels: this.labelsOf(key), counts: this.bounds.map(() => 0), sum: 0, count: 0 };
       this.series.set(key, found);
     }
-    const index = this.bounds.findIndex((bound) => value <= bound);
-    if (index !== -1) found.counts[index] = (found.counts[index] ?? 0) + 1;
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= (bounds[i] as number)) {
+        found.counts[i] = (found.counts[i] ?? 0) + 1;
+        break;
+      }
+    }
     found.sum += value;
     found.count += 1;
   }
@@ -67,6 +78,35 @@ class Buckets {
       out.push({ labels, value: count, metricName: `${this.name}_count` });
     }
     return out;
+  }
+}
+
+/**
+ * Requests by route, method and status. The series of the previous request is kept at hand: under
+ * load most requests repeat it, and finding it again would cost a key string built and hashed.
+ */
+class RequestCounts {
+  private readonly series = new Map<string, { labels: Labels; value: number }>();
+  private last: { route: string; method: string; status: number; entry: { value: number } } | undefined;
+
+  add(route: string, method: string, status: number): void {
+    const last = this.last;
+    if (last !== undefined && last.route === route && last.method === method && last.status === status) {
+      last.entry.value += 1;
+      return;
+    }
+    const key = `${route} ${method} ${status}`;
+    let entry = this.series.get(key);
+    if (entry === undefined) {
+      entry = { labels: { route, method, status }, value: 0 };
+      this.series.set(key, entry);
+    }
+    entry.value += 1;
+    this.last = { route, method, status, entry };
+  }
+
+  samples(): Sample[] {
+    return [...this.series.values()].map(({ labels, value }) => ({ labels, value }));
   }
 }
 
@@ -95,15 +135,15 @@ export function createHttpMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "health_" });
 
-  const requests = new Tally();
-  const duration = new Buckets("health_http_request_duration_seconds", LATENCY_BUCKETS);
-  const pluginSeconds = new Tally();
-  const pluginCalls = new Tally();
-  const cache = new Tally();
-  const clinical = new Tally();
-  const refused = new Tally();
-  const upstream = new Buckets("health_upstream_duration_seconds", LATENCY_BUCKETS);
-  const upstreamErrors = new Tally();
+  const requests = new RequestCounts();
+  const duration = new Buckets("health_http_request_duration_seconds", LATENCY_BUCKETS, (route) => ({ route }));
+  const pluginSeconds = new Tally((plugin) => ({ plugin }));
+  const pluginCalls = new Tally((plugin) => ({ plugin }));
+  const cache = new Tally((result) => ({ result }));
+  const clinical = new Tally(() => ({}));
+  const refused = new Tally(() => ({}));
+  const upstream = new Buckets("health_upstream_duration_seconds", LATENCY_BUCKETS, () => ({}));
+  const upstreamErrors = new Tally((code) => ({ code }));
 
   publish(
     registry,
@@ -149,25 +189,20 @@ export function createHttpMetrics() {
   publish(registry, "health_upstream_errors_total", "Upstream failures, by problem code", "counter", () =>
     upstreamErrors.samples(),
   );
-  const none = () => ({});
-
   /** Records one finished request; plugged into RequestState.done. */
   function observe(state: RequestState, route: string, status: number, problem?: string): void {
-    const { method } = state;
-    requests.add(`${route} ${method} ${status}`, () => ({ route, method, status }));
-    duration.observe(route, () => ({ route }), (performance.now() - state.startedAt) / 1000);
+    requests.add(route, state.method, status);
+    duration.observe(route, (performance.now() - state.startedAt) / 1000);
     for (const { name, ms } of state.pluginTimes()) {
-      pluginSeconds.add(name, () => ({ plugin: name }), ms / 1000);
-      pluginCalls.add(name, () => ({ plugin: name }));
+      pluginSeconds.add(name, ms / 1000);
+      pluginCalls.add(name);
     }
     if (!state.chain.includes("planning")) return;
-    if (status === 429) refused.add("", none);
-    if (problem === "upstream_error" || problem === "upstream_timeout") {
-      upstreamErrors.add(problem, () => ({ code: problem }));
-    }
-    if (state.intent === "clinical_blocked") clinical.add("", none);
-    else if (status === 200) cache.add(state.cache, () => ({ result: state.cache }));
-    if (state.upstreamLatencyMs !== undefined) upstream.observe("", none, state.upstreamLatencyMs / 1000);
+    if (status === 429) refused.add("");
+    if (problem === "upstream_error" || problem === "upstream_timeout") upstreamErrors.add(problem);
+    if (state.intent === "clinical_blocked") clinical.add("");
+    else if (status === 200) cache.add(state.cache);
+    if (state.upstreamLatencyMs !== undefined) upstream.observe("", state.upstreamLatencyMs / 1000);
   }
 
   return { registry, observe };

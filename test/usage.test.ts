@@ -6,7 +6,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openDatabase } from "../server/db.ts";
-import { createUsageReader, quantile, USAGE_BOUNDS, UsageRecorder, usageWriter } from "../server/services/usage.ts";
+import {
+  createUsageReader,
+  type Pending,
+  quantile,
+  USAGE_BOUNDS,
+  UsageRecorder,
+  usageWriter,
+} from "../server/services/usage.ts";
 import { FIXTURE_LOOPS_DIR } from "./support/loops.ts";
 import { planningBody, postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
@@ -201,6 +208,39 @@ describe("the rollup", () => {
       one.close();
       two.close();
     }
+  });
+
+  test("each call lands in its own minute and series, across alternating series, a new minute and a flush", () => {
+    const batches: Pending[][] = [];
+    let clock = 1_700_000_000_000;
+    const recorder = new UsageRecorder(
+      (batch) => batches.push(JSON.parse(batch)),
+      () => clock,
+    );
+    const call = (company: string) =>
+      recorder.observePlanning({
+        orgId: "org_a",
+        company,
+        tokenId: "",
+        status: 200,
+        problem: undefined,
+        cache: "hit",
+        clinical: false,
+        totalMs: 1,
+        upstreamMs: undefined,
+      });
+    for (const company of ["a", "a", "b", "a"]) call(company);
+    clock += 60_000;
+    call("a");
+    recorder.flush();
+    call("a");
+    recorder.flush();
+    const counts = batches.map((rows) => rows.map((r) => `${r.minute % 10} ${r.company} ${r.counts.requests}`).sort());
+    const minute = Math.floor(1_700_000_000_000 / 60_000) % 10;
+    expect(counts).toEqual([
+      [`${minute} a 3`, `${minute} b 1`, `${(minute + 1) % 10} a 1`],
+      [`${(minute + 1) % 10} a 1`],
+    ]);
   });
 
   test("percentiles interpolate inside a bucket and stop at the last bound", () => {

@@ -15,14 +15,21 @@ export interface RateLimitOptions {
   now?: () => number;
 }
 
+/** The policy of the last limits seen: the same string for every response while they hold. */
+let policy = { minute: -1, day: -1, text: "" };
+
 /** Structured-field headers of draft-ietf-httpapi-ratelimit-headers. */
 export function rateLimitHeaders(d: RateLimitDecision): {
   "ratelimit-policy": string;
   ratelimit: string;
   "retry-after"?: string;
 } {
+  if (policy.minute !== d.minute.limit || policy.day !== d.day.limit) {
+    const text = `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`;
+    policy = { minute: d.minute.limit, day: d.day.limit, text };
+  }
   return {
-    "ratelimit-policy": `"minute";q=${d.minute.limit};w=60, "day";q=${d.day.limit};w=86400`,
+    "ratelimit-policy": policy.text,
     ratelimit: `"minute";r=${d.minute.remaining};t=${d.minute.resetSeconds}, "day";r=${d.day.remaining};t=${d.day.resetSeconds}`,
   };
 }
