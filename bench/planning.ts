@@ -40,11 +40,16 @@ writeFileSync(sameBytes, JSON.stringify({ body: await hit.text(), headers: Objec
 await using same = await startTarget(["bench/targets.ts", "bare-same"], { BENCH_RESPONSE: sameBytes });
 await using floor = await startTarget(["bench/targets.ts", "elysia-floor"], { BENCH_RESPONSE: sameBytes });
 
-const targets = [`${bare.url}/`, `${same.url}/`, `${floor.url}/cli/code/sessions`, `${gateway.url}/cli/code/sessions`];
-for (const url of targets) await wrk(url, { ...options, duration: 2, script });
+const targets = [
+  { url: `${bare.url}/`, pid: bare.proc.pid },
+  { url: `${same.url}/`, pid: same.proc.pid },
+  { url: `${floor.url}/cli/code/sessions`, pid: floor.proc.pid },
+  { url: `${gateway.url}/cli/code/sessions`, pid: gateway.proc.pid },
+];
+for (const { url } of targets) await wrk(url, { ...options, duration: 2, script });
 
 const [baseline, sameResponse, framework, planning] = (await interleaved(
-  targets.map((url) => ({ url, script })),
+  targets.map((target) => ({ ...target, script })),
   options,
 )) as [WrkResult, WrkResult, WrkResult, WrkResult];
 
@@ -63,3 +68,15 @@ console.log(
   `cache hit vs framework floor: ${((planning.requestsPerSecond / framework.requestsPerSecond) * 100).toFixed(1)}%`,
 );
 console.log(`p99 added: ${(planning.p99Ms - baseline.p99Ms).toFixed(2)} ms`);
+// CPU per request (of each target's median round): the work behind the ratios above, steadier
+// than them when a neighbour slows the machine.
+const cpu = (r: WrkResult) =>
+  r.cpu === undefined ? "n/a" : `${r.cpu.mainUs.toFixed(2)} µs on the event loop, ${r.cpu.allUs.toFixed(2)} µs in all`;
+console.log(
+  `server CPU per request: same-bytes bare ${cpu(sameResponse)}; floor ${cpu(framework)}; cache hit ${cpu(planning)}`,
+);
+if (sameResponse.cpu !== undefined && planning.cpu !== undefined) {
+  console.log(
+    `same-bytes bare / cache hit, event-loop CPU per request: ${((sameResponse.cpu.mainUs / planning.cpu.mainUs) * 100).toFixed(1)}%`,
+  );
+}

@@ -1,5 +1,5 @@
 /** Shared bench plumbing: start a target process, run wrk, parse its report. */
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
@@ -9,6 +9,42 @@ export interface WrkResult {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /**
+   * The server's CPU per request in microseconds while wrk ran, all its threads and its main
+   * thread alone (the event loop, which bounds the throughput): when the target's pid is known
+   * and /proc exists. Steadier than requests per second on a shared machine, since a neighbour
+   * that slows the run mostly leaves the work per request alone.
+   */
+  cpu?: { allUs: number; mainUs: number };
+}
+
+/** Linux counts thread CPU time in ticks of 1/100 s (USER_HZ, 100 on every common build). */
+const TICK_US = 10_000;
+
+/** CPU ticks used so far by a process: every thread's, and its main thread's; null without /proc. */
+export function cpuTicks(pid: number): { all: number; main: number } | null {
+  let all = 0;
+  let main = 0;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  for (const tid of tasks) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // a thread that ended between the listing and the read
+    }
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    all += ticks;
+    if (Number(tid) === pid) main = ticks;
+  }
+  return { all, main };
 }
 
 function toMs(value: string): number {
@@ -104,13 +140,23 @@ export const TABLE_HEAD = "| target | req/s | p50 ms | p99 ms | non-2xx | of bar
  * the drift over all targets instead of penalising whichever ran last.
  */
 export async function interleaved(
-  targets: Array<{ url: string; script?: string }>,
+  targets: Array<{ url: string; script?: string; pid?: number }>,
   options: { duration: number; connections: number; rounds: number },
 ): Promise<WrkResult[]> {
   const results: WrkResult[][] = targets.map(() => []);
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, target] of targets.entries()) {
-      results[i]?.push(await wrk(target.url, { ...options, script: target.script }));
+      const before = target.pid === undefined ? null : cpuTicks(target.pid);
+      const result = await wrk(target.url, { ...options, script: target.script });
+      const after = target.pid === undefined ? null : cpuTicks(target.pid);
+      if (before !== null && after !== null) {
+        const requests = result.requestsPerSecond * options.duration;
+        result.cpu = {
+          allUs: ((after.all - before.all) * TICK_US) / requests,
+          mainUs: ((after.main - before.main) * TICK_US) / requests,
+        };
+      }
+      results[i]?.push(result);
     }
   }
   return results.map((runs) => {
