@@ -13,6 +13,7 @@ import { postgresUsageReader } from "../server/services/usage-reader-postgres.ts
 import { inlineWriteBehind } from "../server/services/write-behind.ts";
 import { postgresWriteBehind } from "../server/services/write-behind-postgres.ts";
 import { type DialectHarness, dialects, stopPostgres } from "./support/dialects.ts";
+import { planningCall } from "./support/usage.ts";
 
 const NOW = Date.UTC(2031, 4, 6, 12, 30, 15);
 const MINUTE_MS = 60_000;
@@ -60,17 +61,7 @@ async function record(h: DialectHarness): Promise<void> {
       });
     }
     // Another organization's rows are never counted.
-    recorder.observePlanning({
-      orgId: "org_b",
-      company: "acme",
-      tokenId: "tok_1",
-      status: 200,
-      problem: undefined,
-      cache: "hit",
-      clinical: false,
-      totalMs: 1,
-      upstreamMs: undefined,
-    });
+    recorder.observePlanning(planningCall({ orgId: "org_b" }));
     recorder.flush();
   }
   await writeBehind.drain();

@@ -19,6 +19,7 @@ import { planningBody, postPlan } from "./support/planning.ts";
 import { mintToken, startTestServer, type TestServer, tempDir } from "./support/server.ts";
 import { adminEnv, signIn } from "./support/trpc.ts";
 import { startUpstreamStub, type UpstreamStub } from "./support/upstream-stub.ts";
+import { planningCall } from "./support/usage.ts";
 
 let server: TestServer;
 let stub: UpstreamStub;
@@ -173,17 +174,9 @@ describe("the rollup", () => {
       ];
       for (const [i, writer] of writers.entries()) {
         for (const totalMs of [1, 3, 40]) {
-          writer.observePlanning({
-            orgId: "org_a",
-            company: "acme",
-            tokenId: "",
-            status: 200,
-            problem: undefined,
-            cache: "miss",
-            clinical: false,
-            totalMs: totalMs + 100 * i,
-            upstreamMs: 100 * i,
-          });
+          writer.observePlanning(
+            planningCall({ tokenId: "", cache: "miss", totalMs: totalMs + 100 * i, upstreamMs: 100 * i }),
+          );
         }
         writer.runEnded({ orgId: "org_a", loopId: "loop_x", tokenId: "", status: "errored", durationMs: 700 });
         writer.flush();
@@ -217,18 +210,7 @@ describe("the rollup", () => {
       (batch) => batches.push(JSON.parse(batch)),
       () => clock,
     );
-    const call = (company: string) =>
-      recorder.observePlanning({
-        orgId: "org_a",
-        company,
-        tokenId: "",
-        status: 200,
-        problem: undefined,
-        cache: "hit",
-        clinical: false,
-        totalMs: 1,
-        upstreamMs: undefined,
-      });
+    const call = (company: string) => recorder.observePlanning(planningCall({ company }));
     for (const company of ["a", "a", "b", "a"]) call(company);
     clock += 60_000;
     call("a");

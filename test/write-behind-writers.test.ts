@@ -13,6 +13,7 @@ import { USAGE_BOUNDS, UsageRecorder } from "../server/services/usage.ts";
 import { inlineWriteBehind, type WriteBehind } from "../server/services/write-behind.ts";
 import { postgresWriteBehind } from "../server/services/write-behind-postgres.ts";
 import { type DialectHarness, dialects, stopPostgres } from "./support/dialects.ts";
+import { planningCall } from "./support/usage.ts";
 
 const NOW = 1_700_000_000_000;
 const MINUTE = Math.floor(NOW / 60_000);
@@ -38,17 +39,7 @@ const auditRow = (i: number): typeof planAudit.$inferSelect => ({
 });
 
 function observe(recorder: UsageRecorder, totalMs: number, upstreamMs: number): void {
-  recorder.observePlanning({
-    orgId: "org_a",
-    company: "acme",
-    tokenId: "tok_1",
-    status: 200,
-    problem: undefined,
-    cache: "miss",
-    clinical: false,
-    totalMs,
-    upstreamMs,
-  });
+  recorder.observePlanning(planningCall({ cache: "miss", totalMs, upstreamMs }));
 }
 
 describe.each(dialects("the write-behind writer tests"))("write-behind writers on $name", ({ name, skip, open }) => {
