@@ -216,7 +216,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "account",
-    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover)${SEP}`,
+    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover)${SEP}`,
     value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|${ID})`,
   },
   {
@@ -238,7 +238,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "zip",
     label: `(?:zip(?:${_}code)?|zipcode|postal${_}code|post${_}code)${SEP}`,
-    value: String.raw`(?:\d{5}(?:-\d{4})?|\d(?: \d){4})(?![\w\-])`,
+    value: String.raw`(?:\d{5}(?:-\d{4})?|\d{9}|\d(?: \d){4})(?![\w\-])`,
   },
   {
     // Safe Harbor: ages over 89 are identifying.
@@ -360,6 +360,167 @@ function luhnKeep(value: string): number {
   return sum % 10 === 0 ? value.length : 0;
 }
 
+/**
+ * The first three digits of each state's ZIP codes (USPS), by postal abbreviation: the ranges
+ * each state's three-digit prefixes fall in.
+ */
+const ZIP_PREFIXES: Record<string, ReadonlyArray<readonly [number, number]>> = {
+  AL: [[350, 369]],
+  AK: [[995, 999]],
+  AZ: [[850, 865]],
+  AR: [[716, 729]],
+  CA: [[900, 961]],
+  CO: [[800, 816]],
+  CT: [[60, 69]],
+  DE: [[197, 199]],
+  DC: [
+    [200, 205],
+    [569, 569],
+  ],
+  FL: [[320, 349]],
+  GA: [
+    [300, 319],
+    [398, 399],
+  ],
+  HI: [[967, 968]],
+  ID: [[832, 838]],
+  IL: [[600, 629]],
+  IN: [[460, 479]],
+  IA: [[500, 528]],
+  KS: [[660, 679]],
+  KY: [[400, 427]],
+  LA: [[700, 714]],
+  ME: [[39, 49]],
+  MD: [[206, 219]],
+  MA: [
+    [10, 27],
+    [55, 55],
+  ],
+  MI: [[480, 499]],
+  MN: [[550, 567]],
+  MS: [[386, 397]],
+  MO: [[630, 658]],
+  MT: [[590, 599]],
+  NE: [[680, 693]],
+  NV: [[889, 898]],
+  NH: [[30, 38]],
+  NJ: [[70, 89]],
+  NM: [[870, 884]],
+  NY: [
+    [5, 5],
+    [63, 63],
+    [100, 149],
+  ],
+  NC: [[270, 289]],
+  ND: [[580, 588]],
+  OH: [[430, 459]],
+  OK: [[730, 749]],
+  OR: [[970, 979]],
+  PA: [[150, 196]],
+  RI: [[28, 29]],
+  SC: [[290, 299]],
+  SD: [[570, 577]],
+  TN: [[370, 385]],
+  TX: [
+    [750, 799],
+    [885, 885],
+  ],
+  UT: [[840, 847]],
+  VT: [[50, 59]],
+  VA: [
+    [201, 201],
+    [220, 246],
+  ],
+  WA: [[980, 994]],
+  WV: [[247, 268]],
+  WI: [[530, 549]],
+  WY: [[820, 831]],
+};
+
+/** State names as STATE_NAMES spells them, lower-cased, to their postal abbreviations. */
+const STATE_CODES: Record<string, string> = {
+  alabama: "AL",
+  alaska: "AK",
+  arizona: "AZ",
+  arkansas: "AR",
+  california: "CA",
+  colorado: "CO",
+  connecticut: "CT",
+  delaware: "DE",
+  florida: "FL",
+  georgia: "GA",
+  hawaii: "HI",
+  idaho: "ID",
+  illinois: "IL",
+  indiana: "IN",
+  iowa: "IA",
+  kansas: "KS",
+  kentucky: "KY",
+  louisiana: "LA",
+  maine: "ME",
+  maryland: "MD",
+  massachusetts: "MA",
+  michigan: "MI",
+  minnesota: "MN",
+  mississippi: "MS",
+  missouri: "MO",
+  montana: "MT",
+  nebraska: "NE",
+  nevada: "NV",
+  "new hampshire": "NH",
+  "new jersey": "NJ",
+  "new mexico": "NM",
+  "new york": "NY",
+  "north carolina": "NC",
+  "north dakota": "ND",
+  ohio: "OH",
+  oklahoma: "OK",
+  oregon: "OR",
+  pennsylvania: "PA",
+  "rhode island": "RI",
+  "south carolina": "SC",
+  "south dakota": "SD",
+  tennessee: "TN",
+  texas: "TX",
+  utah: "UT",
+  vermont: "VT",
+  virginia: "VA",
+  washington: "WA",
+  "west virginia": "WV",
+  wisconsin: "WI",
+  wyoming: "WY",
+};
+
+/** "California 99457 remote monitoring": a state, not after a comma, and five digits it never uses. */
+function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
+  if (/,\s{0,2}$/.test(text.slice(Math.max(0, match.index - 3), match.index))) return false;
+  const state = match[0].slice(0, match[0].length - (match[1] ?? "").length).trim();
+  // "in 10027", "or 33101": the pattern ignores case, so a word like these reads as a state
+  // abbreviation and the number is still taken for a ZIP (where people are, it usually is).
+  if (state.length === 2 && state !== state.toUpperCase()) return false;
+  const code = state.length === 2 ? state.toUpperCase() : STATE_CODES[state.toLowerCase()];
+  const ranges = code === undefined ? undefined : ZIP_PREFIXES[code];
+  if (ranges === undefined) return false;
+  const prefix = Number((match[1] ?? "").slice(0, 3));
+  return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
+}
+
+/**
+ * Ten digits that no North American number can be (an area code or exchange starting 0 or 1),
+ * with a valid NPI check digit (Luhn over "80840" and the ten digits), in a text that mentions NPIs.
+ */
+function isNpiNotPhone(value: string, text: string): boolean {
+  if (value.length !== 10 || /^[2-9]\d\d[2-9]/.test(value) || !/npi/i.test(text)) return false;
+  let sum = 0;
+  const digits = `80840${value}`;
+  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
+    let d = Number(digits[i]);
+    if (double) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
 function intlPhoneKeep(value: string): number {
   const digits = value.replace(/\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}$/i, "").replace(/\D/g, "").length;
   return digits >= 8 && digits <= 15 ? value.length : 0;
@@ -399,6 +560,8 @@ interface Detector {
   needs: keyof Facts | "always";
   /** How many leading characters of the value to redact (0 rejects the match): trims or vetoes. */
   keep?: (value: string) => number;
+  /** Rejects a match its surroundings say is something else. */
+  veto?: (text: string, match: RegExpExecArray) => boolean;
   /** It reads placeholders of an earlier pass ("[ADDRESS], Boca Raton"), so later passes run it too. */
   placeholders?: true;
 }
@@ -444,7 +607,8 @@ const earlyDetectors: readonly Detector[] = [
   {
     kind: "ip",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\.?\d)(?!\w)`),
+    // Not a CIDR block ("10.0.0.0/8"): a range of a network, nobody's address.
+    pattern: rx(String.raw`(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\.?\d)(?!\w)(?!\/\d{1,2}(?!\d))`),
     keep: ipv4Keep,
   },
 ];
@@ -568,7 +732,16 @@ const detectors: readonly Detector[] = [
       String.raw`(?<![\w+\-])(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-])\d{3}[\s.\-]\d{4}${EXTENSION}(?![\w\-])`,
     ),
   },
-  { kind: "phone", needs: "digit", pattern: rx(String.raw`(?<![\w+.\-])(?:\+?1)?\d{10}(?![\w\-]|\.\d)`) },
+  // Ten digits in a row. A US number's area code and exchange start with 2–9; ten digits that
+  // cannot be one, in a text that speaks of NPIs, with an NPI's check digit, are a provider's NPI
+  // ("const TEST_NPIS = [\"1003000126\"]"). Anything else stays redacted: a member id or an MRN
+  // is as likely as a phone number.
+  {
+    kind: "phone",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w+.\-])(?:\+?1)?\d{10}(?![\w\-]|\.\d)`),
+    veto: (text, match) => isNpiNotPhone(match[0], text),
+  },
   // A local number with its area code in brackets ("(02) 9876 5432"), and seven digits as a US
   // exchange writes them ("555-0147").
   {
@@ -604,7 +777,11 @@ const detectors: readonly Detector[] = [
   {
     kind: "age",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o)(?:[\s\-]old)?\b`, "gi"),
+    // Also in the languages patients write in: "92 años", "95 anos", "97 ans", "91 Jahre", "93 anni".
+    pattern: rx(
+      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|años|anos|ans|jahre|jaar|anni)(?:[\s\-]old)?(?![\p{L}])`,
+      "giu",
+    ),
   },
   // "she's 101", "turns 100", "[NAME] (98)": a number over 89 where only an age fits.
   {
@@ -853,10 +1030,13 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\b[A-Z][a-z]{1,20}(?:\s[A-Z][a-z]{1,20}){0,2}(?=,\s{1,2}${STATES}\s{1,2}\d{5}(?!\w))`),
   },
+  // "TX 75001". Outside an address line (no comma before the state), five digits that are not a
+  // ZIP of that state are something else: "California 99457 remote monitoring" is a CPT code.
   {
     kind: "zip",
     needs: "digit",
     pattern: rx(String.raw`\b(?:${STATES}|${STATE_NAMES})\s{1,2}(\d{5}(?:-\d{4})?)(?![\w\-])`, "gi"),
+    veto: notThatStatesZip,
   },
   {
     kind: "date",
@@ -1082,12 +1262,12 @@ function overlaps(spans: readonly Claim[], start: number, end: number): boolean 
 }
 
 function collect(detector: Detector, text: string, found: Claim[]): void {
-  const { pattern, kind, keep } = detector;
+  const { pattern, kind, keep, veto } = detector;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     const value = matchedValue(match);
     const start = match.index + match[0].length - value.length;
-    const length = keep ? keep(value) : value.length;
+    const length = veto?.(text, match) ? 0 : keep ? keep(value) : value.length;
     if (length > 0 && !overlaps(found, match.index, start + length)) {
       found.push({ kind, start, end: start + length });
     } else {
@@ -1096,6 +1276,9 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
     }
   }
 }
+
+/** A date as a system event may carry it: numeric, ISO, written out, or a month and a day. */
+const SYSTEM_DATE = `(?:${[...NUMERIC_DATES, ...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\\d{1,2}\\/\\d{1,2}(?![\\d/]))`;
 
 /**
  * Look-alikes that must survive, claimed before any detector runs: a provider's NPI in code or
@@ -1117,6 +1300,23 @@ const PROTECTED = [
   /\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2}(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@)/gi,
   // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
   /(?:\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
+  // Values that stand for "unknown" in data (a ZIP of 00000 or 99999, a date of 1900-01-01 or
+  // 9999-12-31; but right after a birth label a date is a birth date), and a number compared in
+  // code ("age >= 90"): nobody's identifiers.
+  /(?<![\w\-/.])(?<!\b(?:DOB|D\.O\.B\.?|date\s?of\s?birth|birth\s?date|born(?:\s(?:on|in))?)[\s:="']{0,4})(00000|99999|1900-01-01|0001-01-01|9999-12-31|1899-12-30|0?1\/0?1\/1900)(?![\w\-/]|\.\d)/gi,
+  /(?<!<\/?[\w:-]{1,40})(?:[<>]=?|[=!]==?)\s{0,2}(\d{1,3})(?![\w.\-/:])(?!\S*@)/g,
+  // The date of a system event, not of a person: a release, a deprecation, a deadline, a freeze, a
+  // maintenance window, a sprint ritual, a certificate's expiry, a changelog heading. Nothing that
+  // speaks of a person's care may sit between the word and the date.
+  new RegExp(
+    String.raw`(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s\-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[\-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?<![\w\-/.:])(${SYSTEM_DATE}(?:\s{0,2}(?:–|—|-|to|through|until)\s{0,2}${SYSTEM_DATE})?)(?![\w/\-]|\.\d)`,
+    "gim",
+  ),
+  // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
+  /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
+  /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
+  // Vital signs and lab names that read like other things: "BP 182/110" (not an age), "A1C 9.1" (not a license).
+  /\b(?:BP|blood\s{1,2}pressure)\s{0,3}[:=]?\s{0,2}(\d{2,3}\/\d{2,3})(?!\d)/gi,
 ];
 
 /** Health systems and payers whose names read like people's, kept as written (core/safety/health-orgs.ts). */
@@ -1132,10 +1332,63 @@ const HEALTH_ORGS = new RegExp(
 const KEEP = "keep" as const;
 type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
 
+/**
+ * Capitalised words that read like names and are not people: a month after a word of time ("went
+ * out in August", "since May"), and the name of a team, channel or queue ("the Billing Ops squad").
+ */
+const MONTH_NAME = "(?:January|February|March|April|May|June|July|August|September|October|November|December)";
+const DEPARTMENT =
+  "(?:Cardiology|Orthopa?edics|Oncology|Radiology|Pediatrics|Paediatrics|Dermatology|Neurology|Urology|Nephrology|Gastroenterology|Pulmonology|Endocrinology|Rheumatology|Psychiatry|Ophthalmology|Obstetrics|Gynecology|Hematology|Pharmacy|Imaging|Laboratory|Pathology|Anesthesiology|Podiatry|Audiology|Optometry|Physical Therapy|Urgent Care|Primary Care|Family Medicine|Internal Medicine|Behavioral Health)";
+const FACILITY = `(?:General|Hospital|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|${DEPARTMENT})`;
+/** Words after an eponym: "Addison's disease", "Heimlich maneuver", "Glasgow Coma Scale". */
+const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw)";
+const EPONYM =
+  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter)";
+const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
+
+const NOT_PEOPLE = [
+  // Holidays ("no reminders on Thanksgiving and Christmas Day").
+  /\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\s Day)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay)\b/g,
+  // Months in a list of months ("every March, June and December").
+  new RegExp(
+    `\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)|(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
+    "g",
+  ),
+  // A department ("TO: Cardiology"), or a facility named by the words before what it is
+  // ("Lakeside Orthopedics", "Mercy General", "St. Brigid's Children's Hospital"), on one line;
+  // not a building in a street address ("1200 Hospital Way", "Two Penn Center"), nor where the
+  // word after says it is someone's record.
+  new RegExp(
+    `(?<!(?:\\d|\\b${NUMBER_WORD})\\s{1,2})\\b(?:(?!${NUMBER_WORD}\\b)[A-Z][a-z]+(?:['’]s)?\\.? ){1,3}${FACILITY}\\b(?!\\s(?:record|records|history|number|no|id|bill|plan|insurance|info|information|data|Way|St|Street|Rd|Road|Ave|Avenue|Dr|Drive|Blvd|Lane|Ln|Ct|Court|Pl|Place)\\b)|\\b${DEPARTMENT}\\b`,
+    "g",
+  ),
+  // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear".
+  new RegExp(
+    `\\p{Lu}\\p{Ll}+(?:['’]s(?=\\s{1,2}${EPONYM_OF}\\b)|(?=\\s{1,2}(?:\\p{Lu}\\p{Ll}+\\s{1,2})?${EPONYM}\\b))`,
+    "gu",
+  ),
+  // A US state where a place is meant: "lives in Georgia" (not "Georgia Mae", "Georgia's").
+  new RegExp(
+    `(?<=\\b(?:in|from|to|across|throughout|near|outside|of)\\s{1,2})${STATE_NAMES}\\b(?!\\s{1,2}[A-Z])(?!['’]s)`,
+    "g",
+  ),
+  /\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2}(January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
+  /\b(?:the|our|a|to|in|on)\s{1,2}((?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20})(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace)s?\b)/g,
+  /(?<![\w:.-])(?:Hb)?A1c(?![\w:.-])/gi,
+];
+
 function collectHealthOrgs(text: string, found: Claim[]): void {
   HEALTH_ORGS.lastIndex = 0;
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
+  }
+  for (const pattern of NOT_PEOPLE) {
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+      const value = match[1] ?? match[0];
+      const start = match.index + match[0].indexOf(value);
+      found.push({ kind: KEEP, start, end: start + value.length });
+    }
   }
 }
 

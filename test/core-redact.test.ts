@@ -98,6 +98,17 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["her sister uses +234 803 555 0192", "her sister uses [PHONE]"],
   ["Kelechi's sister called", "[NAME]'s sister called"],
   ["names like maria de la cruz in the fixture", "names like [NAME] in the fixture"],
+  // Labels and formats added with the seventh training writer.
+  ["HAR 700118822 needs a split bill", "HAR [ACCOUNT] needs a split bill"],
+  ["zip code 946121187 without its dash", "zip code [ZIP] without its dash"],
+  ["paciente de 94 años, prefiere llamadas", "paciente de [AGE], prefiere llamadas"],
+  ["moved to Austin, TX 73301 last spring", "moved to [ADDRESS], TX [ZIP] last spring"],
+  ["she's in 10027 now", "she's in [ZIP] now"],
+  ["sponsor ID 1188204471 for the vet", "sponsor ID [PHONE] for the vet"],
+  ["release notes mention her visit on 2025-03-02", "release notes mention her visit on [DATE]"],
+  ["patient released from the ward on 3/4/2025", "patient released from the ward on [DATE]"],
+  ["DOB: 01/01/1900", "DOB: [DOB]"],
+  ["<ssn>652-18-3047</ssn>", "<ssn>[SSN]</ssn>"],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -118,6 +129,22 @@ const benign: readonly string[] = [
   "Patient Portal, Care Team Inbox, Google Sheets, Twilio, Epic, Rhode Island and Georgia",
   "[NAME] [SSN] [MRN] [DOB] [PHONE] [FAX] [EMAIL] [ADDRESS] [ZIP] [MEMBER_ID] [ACCOUNT] [IP] [URL]",
   "",
+  // Look-alikes kept since the seventh training writer: numbers a context says are something else,
+  // dates of system events, sentinels, and capitalised words that are not people.
+  "bill Arizona 99457 for remote monitoring, 20 minutes a month",
+  'const FIXTURE_NPIS = ["1003000126", "1245319599"];',
+  "we ship 2.4 on 2026-03-15; code freeze 03/13 – 03/14; cert expires 2026-01-20",
+  "## [1.6.0] - 2024-09-02",
+  "2025-11-24 05:42:17.331 INFO loop_reminders tick processed=120",
+  '{"ts":"2025-11-23T22:01:55.120Z","level":"warn"}',
+  "zip 99999 means unknown and a dob default of 1900-01-01 means missing",
+  "if (patient.age >= 90) return '90+';",
+  "the reminder went out in August; the review runs every March, June and December",
+  "no reminders on Thanksgiving (Nov 27) or Christmas Day",
+  "ping the Platform team and the Billing Ops squad",
+  "FROM: Lakeside Orthopedics TO: Cardiology RE: referral from Mercy General",
+  "Addison's disease, Ménière's disease, the Heimlich maneuver and the Glasgow Coma Scale",
+  "the pilot clinic is in Georgia; BP 182/110 and A1C 9.1 page the nurse; CIDR 10.0.0.0/8",
 ];
 
 describe("redact: examples", () => {
