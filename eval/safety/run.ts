@@ -13,7 +13,8 @@
  *
  *   bun eval/safety/run.ts [--split heldout|train|all] [--quiet]
  *
- * `--quiet` (what `npm test`, and so CI, runs) prints the figures and the counts of misses, never
+ * `--quiet` (what `npm test`, and so CI, runs) prints the figures, the per-category and per-kind
+ * tables and the counts of misses, never
  * the held-back cases themselves: reading them is studying them, and a set whose failures were
  * studied is retired into training (docs/safety.md). Without it, every miss is printed.
  */
@@ -115,10 +116,8 @@ export function evaluateClassifier(cases: readonly ClassifyCase[], quiet: boolea
   console.log(`    clinical: recall ${pct(tp, tp + fn)}  precision ${pct(tp, tp + fp)}`);
   console.log(`    builder:  recall ${pct(tn, tn + fp)} (builder pass)  precision ${pct(tn, tn + fn)}`);
   console.log(`    blocked_category right on ${pct(categoryHits, tp)} of blocked clinical cases`);
-  if (!quiet) {
-    table("per category (share classified right)", byCategory);
-    table("per form (share classified right)", byForm);
-  }
+  table("per category (share classified right)", byCategory);
+  table("per form (share classified right)", byForm);
   console.log(`  Misclassified: ${misses.length}`);
   if (!quiet) for (const line of misses) console.log(line);
   return report;
@@ -182,10 +181,8 @@ export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): 
   console.log(`  Redactor: ${identifiers} identifiers in ${cases.length - keepCases} cases, ${keepCases} keep cases`);
   console.log(`    identifier recall ${pct(caught, identifiers)}   keep strings intact ${pct(kept, keeps)}`);
   console.log(`    keep cases wholly kept ${pct(keepCasesKept, keepCases)}`);
-  if (!quiet) {
-    table("recall per identifier kind", byKind);
-    table("keep cases wholly kept, per category", keepByCategory);
-  }
+  table("recall per identifier kind", byKind);
+  table("keep cases wholly kept, per category", keepByCategory);
   console.log(`  Leaked identifiers: ${leaks.length}`);
   if (!quiet) for (const line of leaks) console.log(line);
   console.log(`  Damaged keep strings: ${damaged.length}`);
