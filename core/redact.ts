@@ -1309,7 +1309,7 @@ const PROTECTED = [
   // maintenance window, a sprint ritual, a certificate's expiry, a changelog heading. Nothing that
   // speaks of a person's care may sit between the word and the date.
   new RegExp(
-    String.raw`(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s\-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[\-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?<![\w\-/.:])(${SYSTEM_DATE}(?:\s{0,2}(?:–|—|-|to|through|until)\s{0,2}${SYSTEM_DATE})?)(?![\w/\-]|\.\d)`,
+    String.raw`(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s\-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[\-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?<![\w\-/.:])(${SYSTEM_DATE}(?:\s{0,2}(?:–|—|-|to|through|until)\s{0,2}${SYSTEM_DATE})?)(?![\w/\-]|\.\d)(?!\S*@)`,
     "gim",
   ),
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
@@ -1333,8 +1333,8 @@ const KEEP = "keep" as const;
 type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
 
 /**
- * Capitalised words that read like names and are not people: a month after a word of time ("went
- * out in August", "since May"), and the name of a team, channel or queue ("the Billing Ops squad").
+ * Capitalised words that read like names and are not people (holidays, months, departments and
+ * facilities, eponyms, states, teams, lab names), claimed as kept before any name is looked for.
  */
 const MONTH_NAME = "(?:January|February|March|April|May|June|July|August|September|October|November|December)";
 const DEPARTMENT =
@@ -1348,7 +1348,7 @@ const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 const NOT_PEOPLE = [
   // Holidays ("no reminders on Thanksgiving and Christmas Day").
-  /\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\s Day)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay)\b/g,
+  /\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay)\b/g,
   // Months in a list of months ("every March, June and December").
   new RegExp(
     `\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)|(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
@@ -1359,7 +1359,7 @@ const NOT_PEOPLE = [
   // not a building in a street address ("1200 Hospital Way", "Two Penn Center"), nor where the
   // word after says it is someone's record.
   new RegExp(
-    `(?<!(?:\\d|\\b${NUMBER_WORD})\\s{1,2})\\b(?:(?!${NUMBER_WORD}\\b)[A-Z][a-z]+(?:['’]s)?\\.? ){1,3}${FACILITY}\\b(?!\\s(?:record|records|history|number|no|id|bill|plan|insurance|info|information|data|Way|St|Street|Rd|Road|Ave|Avenue|Dr|Drive|Blvd|Lane|Ln|Ct|Court|Pl|Place)\\b)|\\b${DEPARTMENT}\\b`,
+    `(?<!(?:\\d|\\b${NUMBER_WORD})\\s{1,2})\\b(?:(?!${NUMBER_WORD}\\b)[A-Z][a-z]+(?:['’]s)?\\.? ){1,3}${FACILITY}\\b(?!\\s(?:[Rr]ecords?|[Hh]istory|[Nn]umber|[Nn]o|[Ii][Dd]|[Bb]ill|[Pp]lan|[Ii]nsurance|[Ii]nfo(?:rmation)?|[Dd]ata|[Pp]hone|Way|St|Street|Rd|Road|Ave|Avenue|Dr|Drive|Blvd|Lane|Ln|Ct|Court|Pl|Place)\\b|\\s{0,2}[:#]|\\s{1,2}\\d)|\\b${DEPARTMENT}\\b`,
     "g",
   ),
   // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear".
