@@ -15,6 +15,7 @@
  * A capitalised run needs two name words, one of them strong, to count without context; after a
  * cue one name-like word is enough. Every quantifier is bounded and the scan is linear.
  */
+import { Bloom } from "./bloom.ts";
 import { fold } from "./fold.ts";
 import { nameTagger, type TaggerToken } from "./name-tagger.ts";
 import { vocab } from "./vocab.ts";
@@ -130,12 +131,20 @@ const CUE_WORDS = new Set(
         .match(/[a-z]+/g) ?? [],
   ),
 );
-const CUE_PUNCTUATION = /[:=#(\]—–~-]/;
+/** `:=#(]—–~-`, the punctuation that can label a value: looked for in a token's gap without a regular expression (most gaps are one space). */
+function hasCuePunctuation(gap: string): boolean {
+  for (let k = 0; k < gap.length; k++) {
+    const code = gap.charCodeAt(k);
+    if (code === 58 || code === 61 || code === 35 || code === 40 || code === 93 || code === 8212) return true;
+    if (code === 8211 || code === 126 || code === 45) return true;
+  }
+  return false;
+}
 
 function mayFollowCue(tokens: readonly Token[], i: number): boolean {
   const token = tokens[i];
   if (token === undefined) return false;
-  if (CUE_PUNCTUATION.test(token.gap) || i === 0) return true;
+  if (hasCuePunctuation(token.gap) || i === 0) return true;
   const previous = tokens[i - 1];
   return previous !== undefined && CUE_WORDS.has(previous.plain);
 }
@@ -157,14 +166,18 @@ function standingOf(word: string, capitalised: boolean): Standing {
   if (CREDENTIALS.has(folded)) return Standing.Other;
   // A lower-case word matters only if it is a strong name ("pt john kowalski"); most are common
   // words or no name at all, and one or two lookups settle them.
+  // The word is hashed once for all the lists it is looked up in.
   if (!capitalised) {
-    if (folded.length < 3 || common.has(folded) || !names.has(folded)) return Standing.Other;
-    return orgs.has(folded) || places.has(folded) ? Standing.Other : Standing.Strong;
+    if (folded.length < 3) return Standing.Other;
+    const hash = Bloom.hashOf(folded);
+    if (common.hasHash(hash) || !names.hasHash(hash)) return Standing.Other;
+    return orgs.hasHash(hash) || places.hasHash(hash) ? Standing.Other : Standing.Strong;
   }
+  const hash = Bloom.hashOf(folded);
   // Split only a word that has parts: most have none, and the split allocates.
   const parts = HAS_PARTS.test(folded) ? folded.split(/[-'’]/).filter((part) => part.length > 1) : NO_PARTS;
-  const isName = names.has(folded) || (parts.length > 1 && parts.every((part) => names.has(part)));
-  const ordinary = common.has(folded) || orgs.has(folded) || places.has(folded);
+  const isName = names.hasHash(hash) || (parts.length > 1 && parts.every((part) => names.has(part)));
+  const ordinary = common.hasHash(hash) || orgs.hasHash(hash) || places.hasHash(hash);
   if (isName) return ordinary ? Standing.Weak : Standing.Strong;
   if (ordinary) return Standing.Other;
   // A capitalised hyphenated word of name parts and unknowns ("Ji-hoon", "Soo-yeon") reads as a name.
