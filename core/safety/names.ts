@@ -256,7 +256,8 @@ export function tokenize(text: string): Token[] {
  */
 function joins(token: Token, previous: Token | undefined): boolean {
   if (previous?.initial === true) return /^\.[ \t]{1,2}$/.test(token.gap);
-  return /^(?:[ \t]{1,2}|[ \t]{1,2}["'“‘(]|["'”’)][ \t]{1,2})$/.test(token.gap);
+  // One space, the gap between most words, joins: answered without the pattern.
+  return token.gap === " " || /^(?:[ \t]{1,2}|[ \t]{1,2}["'“‘(]|["'”’)][ \t]{1,2})$/.test(token.gap);
 }
 
 function isNameWord(token: Token): boolean {
@@ -470,7 +471,7 @@ export function findNames(
     const last = tokens[i];
     const first = tokens[i + 1];
     if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
-    if (!/^,[ \t]{1,2}$/.test(first.gap)) continue;
+    if (first.gap.charCodeAt(0) !== 44 || !/^,[ \t]{1,2}$/.test(first.gap)) continue;
     // Upper case too, as schedules and OCR print names: "DEMIR, YUSUF".
     const nameLike = (token: Token) =>
       token.capitalised && token.text.length > 1 && standing(token) === Standing.Strong;
@@ -528,10 +529,11 @@ export function findNames(
   // 4. A capitalised pair joined to a name by "and", "&" or a comma ("Park Ji-hoon and Kim Soo-yeon").
   for (let i = 0; i + 1 < tokens.length; i++) {
     if (covered[i] === 1 || covered[i + 1] === 1) continue;
-    const pair = tokens.slice(i, i + 2);
-    if (!pair.every((token) => isNameWord(token)) || !joins(pair[1] as Token, pair[0])) continue;
+    const first = tokens[i] as Token;
+    const second = tokens[i + 1] as Token;
+    if (!isNameWord(first) || !isNameWord(second) || !joins(second, first)) continue;
     // "Blue Cross" next to a name is still two ordinary words.
-    if (pair.every((token) => standing(token) === Standing.Weak)) continue;
+    if (standing(first) === Standing.Weak && standing(second) === Standing.Weak) continue;
     const after = tokens[i + 2];
     const beforeIndex = i - 1;
     const linkedAfter =
