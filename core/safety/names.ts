@@ -113,9 +113,17 @@ const KEY = endsWith(
 );
 
 const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
-/** The same for plain ASCII text, the common case: no Unicode tables to consult. */
-const ASCII_WORD = /[A-Za-z][A-Za-z'-]{0,40}/g;
 const NON_ASCII = /[^\x00-\x7f]/;
+
+/** `[A-Za-z]`: what starts a word in plain ASCII text. */
+function isAsciiLetter(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
+}
+
+/** `[A-Za-z'-]`: what continues one. */
+function isAsciiWordChar(code: number): boolean {
+  return isAsciiLetter(code) || code === 39 || code === 45;
+}
 
 /**
  * Every word any cue is made of (a superset: the cue patterns' letters split at their syntax).
@@ -213,21 +221,38 @@ function isUpper(code: number): boolean {
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
-  const word = NON_ASCII.test(text) ? WORD : ASCII_WORD;
-  word.lastIndex = 0;
-  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
+  // Plain ASCII, the common case, is scanned by hand: the words `/[A-Za-z][A-Za-z'-]{0,40}/g` finds (a
+  // letter and up to 40 more letters, apostrophes and hyphens), without a match array for each.
+  const ascii = !NON_ASCII.test(text);
+  const length = text.length;
+  let cursor = 0;
+  WORD.lastIndex = 0;
+  for (;;) {
+    let start: number;
+    let end: number;
+    if (ascii) {
+      while (cursor < length && !isAsciiLetter(text.charCodeAt(cursor))) cursor++;
+      if (cursor >= length) break;
+      start = cursor;
+      const limit = Math.min(length, start + 41);
+      cursor++;
+      while (cursor < limit && isAsciiWordChar(text.charCodeAt(cursor))) cursor++;
+      end = cursor;
+    } else {
+      const match = WORD.exec(text);
+      if (match === null) break;
+      start = match.index;
+      end = WORD.lastIndex;
+    }
     // Trailing hyphens and apostrophes, and a possessive 's, belong around the name, not in it.
-    let raw = match[0];
-    while (raw.length > 1 && isTrailing(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
-    if (raw.length > 3 && raw.charCodeAt(raw.length - 1) === 115 && isApostrophe(raw.charCodeAt(raw.length - 2)))
-      raw = raw.slice(0, -2);
-    const start = match.index;
-    const end = start + raw.length;
+    while (end - start > 1 && isTrailing(text.charCodeAt(end - 1))) end--;
+    if (end - start > 3 && text.charCodeAt(end - 1) === 115 && isApostrophe(text.charCodeAt(end - 2))) end -= 2;
     // A placeholder's word ("[DOB]"), letters glued to digits ("ZGP123") or a label ("DOB:") are no name.
     if (text.charCodeAt(start - 1) === 91 && text.charCodeAt(end) === 93) continue;
     // A command's flag ("--lang es", "-v") is no name, whatever its word.
     if (text.charCodeAt(start - 1) === 45 && (start < 2 || /[\s-]/.test(text.charAt(start - 2)))) continue;
     if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
+    const raw = text.slice(start, end);
     const capitalised = isUpper(raw.charCodeAt(0));
     const lower = raw.toLowerCase();
     const upper = capitalised ? raw.toUpperCase() : "";
