@@ -1088,7 +1088,12 @@ function matchedValue(match: RegExpExecArray): string {
 }
 
 function overlaps(spans: readonly Claim[], start: number, end: number): boolean {
-  return spans.some((span) => start < span.end && span.start < end);
+  // An indexed loop: name finding asks this for every candidate, against every claim of a long text.
+  for (let i = 0; i < spans.length; i++) {
+    const span = spans[i] as Claim;
+    if (start < span.end && span.start < end) return true;
+  }
+  return false;
 }
 
 function collect(detector: Detector, text: string, found: Claim[]): void {
