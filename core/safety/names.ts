@@ -112,8 +112,8 @@ const KEY = endsWith(
   /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu,
 );
 
-const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
-const NON_ASCII = /[^\x00-\x7f]/;
+/** A word, tried at one position (sticky). */
+const WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,40}/uy;
 
 /** `[A-Za-z]`: what starts a word in plain ASCII text. */
 function isAsciiLetter(code: number): boolean {
@@ -221,29 +221,40 @@ function isUpper(code: number): boolean {
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
-  // Plain ASCII, the common case, is scanned by hand: the words `/[A-Za-z][A-Za-z'-]{0,40}/g` finds (a
-  // letter and up to 40 more letters, apostrophes and hyphens), without a match array for each.
-  const ascii = !NON_ASCII.test(text);
+  // Scanned by hand over ASCII, most of any text: the words `/[A-Za-z][A-Za-z'-]{0,40}/g` finds
+  // (a letter and up to 40 more letters, apostrophes and hyphens), without a match array each. At
+  // a character past ASCII, and for a word that runs into one, `WORD_AT` decides, tried right there:
+  // the same words as its pattern finds scanning the whole text.
   const length = text.length;
   let cursor = 0;
-  WORD.lastIndex = 0;
   for (;;) {
-    let start: number;
-    let end: number;
-    if (ascii) {
-      while (cursor < length && !isAsciiLetter(text.charCodeAt(cursor))) cursor++;
-      if (cursor >= length) break;
-      start = cursor;
-      const limit = Math.min(length, start + 41);
+    let end = -1;
+    while (cursor < length) {
+      const code = text.charCodeAt(cursor);
+      if (code < 128) {
+        if (isAsciiLetter(code)) break;
+      } else {
+        WORD_AT.lastIndex = cursor;
+        if (WORD_AT.test(text)) {
+          end = WORD_AT.lastIndex;
+          break;
+        }
+      }
       cursor++;
-      while (cursor < limit && isAsciiWordChar(text.charCodeAt(cursor))) cursor++;
-      end = cursor;
-    } else {
-      const match = WORD.exec(text);
-      if (match === null) break;
-      start = match.index;
-      end = WORD.lastIndex;
     }
+    if (cursor >= length) break;
+    const start = cursor;
+    if (end < 0) {
+      const limit = Math.min(length, start + 41);
+      end = start + 1;
+      while (end < limit && isAsciiWordChar(text.charCodeAt(end))) end++;
+      if (end < limit && text.charCodeAt(end) >= 128) {
+        WORD_AT.lastIndex = start;
+        WORD_AT.test(text);
+        end = WORD_AT.lastIndex;
+      }
+    }
+    cursor = end;
     // Trailing hyphens and apostrophes, and a possessive 's, belong around the name, not in it.
     while (end - start > 1 && isTrailing(text.charCodeAt(end - 1))) end--;
     if (end - start > 3 && text.charCodeAt(end - 1) === 115 && isApostrophe(text.charCodeAt(end - 2))) end -= 2;
