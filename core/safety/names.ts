@@ -355,6 +355,14 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, ca
 const CJK_PAIR =
   /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
 
+/**
+ * Code units of every character in Han, Hangul or Katakana, and more (high surrogates stand for
+ * any character past the BMP): a text with none has no `CJK_PAIR`, and most texts have none.
+ * Checked against every code point.
+ */
+const CJK_SCRIPT =
+  /[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef\ud800-\udbff]/;
+
 /** A word in a script without case (Arabic, Devanagari, Hangul, Thai, Ge'ez…): it can never look capitalised. */
 function isCaseless(token: Token): boolean {
   const first = token.text.charCodeAt(0);
@@ -600,7 +608,7 @@ export function findNames(
 
   // 5b. Names in Han, kana or Hangul, written family name first ("佐藤 花子", "김 민준"): in a
   // builder's English prompt a pair of such words is a person before anything else.
-  for (const match of text.matchAll(CJK_PAIR)) {
+  for (const match of CJK_SCRIPT.test(text) ? text.matchAll(CJK_PAIR) : []) {
     const start = match.index;
     const end = start + match[0].length;
     if (!taken(start, end) && !spans.some((span) => start < span.end && span.start < end)) spans.push({ start, end });
