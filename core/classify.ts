@@ -103,18 +103,32 @@ const hardRules: ReadonlyArray<readonly [RegExp, BlockedCategory]> = [
 ];
 
 /**
+ * All the hard rules as one pattern (they share their flags, and none refers to a group): it
+ * matches exactly when one of them does. Most prompts fire none, and one scan of the text tells so
+ * at half the cost of a scan per rule; only a prompt where one fires is read rule by rule, for the
+ * first rule's category.
+ */
+const ANY_HARD_RULE = new RegExp(hardRules.map(([rule]) => `(?:${rule.source})`).join("|"), "i");
+
+/**
  * The unambiguous builder case: a short prompt with no clinical word in it ("help", "deploy",
  * "whoami", "what does --exec do") cannot be asking for clinical advice, whatever the model makes
  * of so little text. Clinical words: the medical vocabulary, numbers, and the everyday words a
  * short clinical question is made of ("is it covered?", "what's wrong with me").
  */
 const QUIET_MAX_WORDS = 6;
+const WORD = /[a-z][a-z'-]*/g;
 const CLINICAL_WORD =
   /\b(?:cover\w*|insur\w*|plans?|copays?|deductibles?|eligib\w*|elig|benefits?|prior auth\w*|pa|dos(?:e|es|age|ing)|mg|mcg|ml|er|emergency|911|urgent|pain\w*|hurts?|fever|rash|sick|ill|pregnan\w*|baby|babies|kids?|child\w*|sons?|daughters?|mom|dad|mother|father|wife|husband|symptoms?|diagnos\w*|treat\w*|medic\w*|meds?|pills?|drugs?|doctors?|nurses?|hospital|mri|ct|x-?ray|scan|labs?|tests? results?|blood|heart|ptsd|adhd|depress\w*|anxi\w*|normal|safe|bad|worry|worried|wrong|should i|can i|do i)\b/;
 
 function isQuiet(text: string): boolean {
   if (/\d/.test(text) || CLINICAL_WORD.test(text)) return false;
-  const words = text.match(/[a-z][a-z'-]*/g) ?? [];
+  // One word past the most a quiet prompt has is enough to tell: a long prompt's words are not all listed.
+  const words: string[] = [];
+  WORD.lastIndex = 0;
+  for (let match = WORD.exec(text); match !== null && words.length <= QUIET_MAX_WORDS; match = WORD.exec(text)) {
+    words.push(match[0]);
+  }
   if (words.length > QUIET_MAX_WORDS) return false;
   const { medical } = vocab();
   if (words.some((word) => word.length >= 4 && medical.has(word))) return false;
@@ -219,8 +233,10 @@ function ownWords(text: string): string {
  */
 export function ruleVerdict(text: string): BlockedCategory | "builder" | null {
   const own = ownWords(text);
-  for (const [rule, category] of hardRules) {
-    if (rule.test(own)) return category;
+  if (ANY_HARD_RULE.test(own)) {
+    for (const [rule, category] of hardRules) {
+      if (rule.test(own)) return category;
+    }
   }
   return isQuiet(text) ? "builder" : null;
 }

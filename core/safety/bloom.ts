@@ -42,6 +42,24 @@ export class Bloom {
     return this.#probe(word, 0, word.length, false);
   }
 
+  /**
+   * A word's hash, the same for every filter: a word looked up in several of them is hashed once,
+   * then tested with `hasHash`.
+   */
+  static hashOf(word: string): number {
+    return fnv(word, 0, word.length, FNV_OFFSET);
+  }
+
+  /** Whether the word of this `hashOf` is in the set: the same answer as `has`. */
+  hasHash(h1: number): boolean {
+    const h2 = fmix(h1) | 1;
+    for (let i = 0; i < BLOOM_PROBES; i++) {
+      const bit = (h1 + Math.imul(i, h2)) & this.#mask;
+      if (((this.#bits[bit >>> 3] ?? 0) & (1 << (bit & 7))) === 0) return false;
+    }
+    return true;
+  }
+
   #probe(text: string, start: number, end: number, set: boolean): boolean {
     // Double hashing (Kirsch and Mitzenmacher): probe i is h1 + i * h2.
     const h1 = fnv(text, start, end, FNV_OFFSET);

@@ -116,8 +116,19 @@ function isWhite(code: number): boolean {
   return code === 32 || code === 9 || code === 10 || code === 13;
 }
 
+/** The prompt `quotedSpans` last read, and its answer: the hard rules and the features read the same text. */
+let quotedText: string | undefined;
+let quoted: readonly number[] = [];
+
 /** `[start, end)` pairs of the quoted passages of a folded prompt, in order of their starts. */
-function quotedSpans(text: string): number[] {
+function quotedSpans(text: string): readonly number[] {
+  if (text === quotedText) return quoted;
+  quoted = findQuotedSpans(text);
+  quotedText = text;
+  return quoted;
+}
+
+function findQuotedSpans(text: string): number[] {
   const spans: Array<readonly [number, number]> = [];
   for (const pattern of QUOTED) {
     pattern.lastIndex = 0;
@@ -146,8 +157,20 @@ export function outerText(text: string): string {
     cursor = end;
   }
   out += text.slice(cursor);
-  const words = out.match(/[a-z0-9]+/g)?.length ?? 0;
-  return words < MIN_OUTER_WORDS ? text : out;
+  return hasWords(out, MIN_OUTER_WORDS) ? out : text;
+}
+
+/** Whether `text` has at least `count` runs of `[a-z0-9]`: counted only that far, with no array of them. */
+function hasWords(text: string, count: number): boolean {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length && words < count; i++) {
+    const code = text.charCodeAt(i);
+    const word = (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+    if (word && !inWord) words++;
+    inWord = word;
+  }
+  return words >= count;
 }
 
 export interface Features {
@@ -321,7 +344,8 @@ export class FeatureExtractor {
    * quoted and medical. Returns how many tokens there are.
    */
   #tokenize(text: string): number {
-    const spans = quotedSpans(text);
+    const inside = merged(quotedSpans(text));
+    let next = 0;
     let count = 0;
     const length = text.length;
     let i = 0;
@@ -358,7 +382,9 @@ export class FeatureExtractor {
       this.#ends[count] = i;
       this.#kinds[count] = kind;
       this.#hashes[count] = kind === KIND_NUMBER ? NUMBER : fnv(text, start, i, FNV_OFFSET);
-      this.#quoted[count] = insideAny(spans, start) ? 1 : 0;
+      // Token starts only grow: skip the merged spans that end before this one.
+      while (next < inside.length && (inside[next + 1] ?? 0) <= start) next += 2;
+      this.#quoted[count] = next < inside.length && start >= (inside[next] ?? 0) ? 1 : 0;
       this.#medical[count] =
         kind === KIND_WORD && i - start >= 4 && this.vocab.medical.hasRange(text, start, i) ? 1 : 0;
       count++;
@@ -418,9 +444,18 @@ function grow(array: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
   return bigger;
 }
 
-function insideAny(spans: readonly number[], at: number): boolean {
-  for (let i = 0; i < spans.length; i += 2) {
-    if (at >= (spans[i] ?? 0) && at < (spans[i + 1] ?? 0)) return true;
+/**
+ * Spans sorted by start, as the disjoint spans of their union: a position is inside one of them
+ * exactly when it is inside one of these, which a walk in order of positions can test.
+ */
+function merged(spans: readonly number[]): readonly number[] {
+  if (spans.length <= 2) return spans;
+  const out: number[] = [spans[0] ?? 0, spans[1] ?? 0];
+  for (let i = 2; i < spans.length; i += 2) {
+    const start = spans[i] ?? 0;
+    const end = spans[i + 1] ?? 0;
+    if (start <= (out[out.length - 1] ?? 0)) out[out.length - 1] = Math.max(out[out.length - 1] ?? 0, end);
+    else out.push(start, end);
   }
-  return false;
+  return out;
 }

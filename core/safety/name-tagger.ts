@@ -103,7 +103,7 @@ function describe(tokens: readonly TaggerToken[], i: number, standingOf: Standin
     word: hash(token.plain),
     kind: standingOf(token) * 4 + (token.allCaps ? 2 : token.capitalised ? 1 : caseless(token.text) ? 3 : 0),
     gap: gapCode(token.gap),
-    sentenceStart: i === 0 || SENTENCE_GAP.test(token.gap),
+    sentenceStart: i === 0 || endsSentence(token.gap),
   };
   token.tagger = facts;
   return facts;
@@ -149,6 +149,11 @@ const BOUNDARY = hash("<edge>");
 /** Whether a gap ends a sentence: the next word is capitalised whatever it is. */
 const SENTENCE_GAP = /[.!?\n]\s*["'“‘(]?\s*$|^\s*[-*•>]\s/;
 
+/** `SENTENCE_GAP`, with the gap of most words (one space, which it does not match) answered at once. */
+function endsSentence(gap: string): boolean {
+  return gap !== " " && SENTENCE_GAP.test(gap);
+}
+
 /**
  * How each word is written across the whole prompt, as bits: 1 in lower case somewhere ("will"
  * beside "Will"), 2 capitalised in the middle of a sentence, 4 more than once. A word a writer
@@ -163,7 +168,7 @@ function usageOf(tokens: readonly TaggerToken[]): Map<string, number> {
   for (let k = 0; k < tokens.length; k++) {
     const token = tokens[k] as TaggerToken;
     const seen = map.get(token.plain);
-    const bit = token.capitalised ? (k > 0 && !SENTENCE_GAP.test(token.gap) ? 2 : 0) : 1;
+    const bit = token.capitalised ? (k > 0 && !endsSentence(token.gap) ? 2 : 0) : 1;
     map.set(token.plain, seen === undefined ? bit : seen | bit | 4);
   }
   usage.set(tokens, map);

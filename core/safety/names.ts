@@ -15,6 +15,7 @@
  * A capitalised run needs two name words, one of them strong, to count without context; after a
  * cue one name-like word is enough. Every quantifier is bounded and the scan is linear.
  */
+import { Bloom } from "./bloom.ts";
 import { fold } from "./fold.ts";
 import { nameTagger, type TaggerToken } from "./name-tagger.ts";
 import { vocab } from "./vocab.ts";
@@ -111,10 +112,18 @@ const KEY = endsWith(
   /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu,
 );
 
-const WORD = /[\p{L}][\p{L}\p{M}'’-]{0,40}/gu;
-/** The same for plain ASCII text, the common case: no Unicode tables to consult. */
-const ASCII_WORD = /[A-Za-z][A-Za-z'-]{0,40}/g;
-const NON_ASCII = /[^\x00-\x7f]/;
+/** A word, tried at one position (sticky). */
+const WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,40}/uy;
+
+/** `[A-Za-z]`: what starts a word in plain ASCII text. */
+function isAsciiLetter(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
+}
+
+/** `[A-Za-z'-]`: what continues one. */
+function isAsciiWordChar(code: number): boolean {
+  return isAsciiLetter(code) || code === 39 || code === 45;
+}
 
 /**
  * Every word any cue is made of (a superset: the cue patterns' letters split at their syntax).
@@ -130,12 +139,20 @@ const CUE_WORDS = new Set(
         .match(/[a-z]+/g) ?? [],
   ),
 );
-const CUE_PUNCTUATION = /[:=#(\]—–~-]/;
+/** `:=#(]—–~-`, the punctuation that can label a value: looked for in a token's gap without a regular expression (most gaps are one space). */
+function hasCuePunctuation(gap: string): boolean {
+  for (let k = 0; k < gap.length; k++) {
+    const code = gap.charCodeAt(k);
+    if (code === 58 || code === 61 || code === 35 || code === 40 || code === 93 || code === 8212) return true;
+    if (code === 8211 || code === 126 || code === 45) return true;
+  }
+  return false;
+}
 
 function mayFollowCue(tokens: readonly Token[], i: number): boolean {
   const token = tokens[i];
   if (token === undefined) return false;
-  if (CUE_PUNCTUATION.test(token.gap) || i === 0) return true;
+  if (hasCuePunctuation(token.gap) || i === 0) return true;
   const previous = tokens[i - 1];
   return previous !== undefined && CUE_WORDS.has(previous.plain);
 }
@@ -157,14 +174,18 @@ function standingOf(word: string, capitalised: boolean): Standing {
   if (CREDENTIALS.has(folded)) return Standing.Other;
   // A lower-case word matters only if it is a strong name ("pt john kowalski"); most are common
   // words or no name at all, and one or two lookups settle them.
+  // The word is hashed once for all the lists it is looked up in.
   if (!capitalised) {
-    if (folded.length < 3 || common.has(folded) || !names.has(folded)) return Standing.Other;
-    return orgs.has(folded) || places.has(folded) ? Standing.Other : Standing.Strong;
+    if (folded.length < 3) return Standing.Other;
+    const hash = Bloom.hashOf(folded);
+    if (common.hasHash(hash) || !names.hasHash(hash)) return Standing.Other;
+    return orgs.hasHash(hash) || places.hasHash(hash) ? Standing.Other : Standing.Strong;
   }
+  const hash = Bloom.hashOf(folded);
   // Split only a word that has parts: most have none, and the split allocates.
   const parts = HAS_PARTS.test(folded) ? folded.split(/[-'’]/).filter((part) => part.length > 1) : NO_PARTS;
-  const isName = names.has(folded) || (parts.length > 1 && parts.every((part) => names.has(part)));
-  const ordinary = common.has(folded) || orgs.has(folded) || places.has(folded);
+  const isName = names.hasHash(hash) || (parts.length > 1 && parts.every((part) => names.has(part)));
+  const ordinary = common.hasHash(hash) || orgs.hasHash(hash) || places.hasHash(hash);
   if (isName) return ordinary ? Standing.Weak : Standing.Strong;
   if (ordinary) return Standing.Other;
   // A capitalised hyphenated word of name parts and unknowns ("Ji-hoon", "Soo-yeon") reads as a name.
@@ -200,21 +221,49 @@ function isUpper(code: number): boolean {
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
-  const word = NON_ASCII.test(text) ? WORD : ASCII_WORD;
-  word.lastIndex = 0;
-  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
+  // Scanned by hand over ASCII, most of any text: the words `/[A-Za-z][A-Za-z'-]{0,40}/g` finds
+  // (a letter and up to 40 more letters, apostrophes and hyphens), without a match array each. At
+  // a character past ASCII, and for a word that runs into one, `WORD_AT` decides, tried right there:
+  // the same words as its pattern finds scanning the whole text.
+  const length = text.length;
+  let cursor = 0;
+  for (;;) {
+    let end = -1;
+    while (cursor < length) {
+      const code = text.charCodeAt(cursor);
+      if (code < 128) {
+        if (isAsciiLetter(code)) break;
+      } else {
+        WORD_AT.lastIndex = cursor;
+        if (WORD_AT.test(text)) {
+          end = WORD_AT.lastIndex;
+          break;
+        }
+      }
+      cursor++;
+    }
+    if (cursor >= length) break;
+    const start = cursor;
+    if (end < 0) {
+      const limit = Math.min(length, start + 41);
+      end = start + 1;
+      while (end < limit && isAsciiWordChar(text.charCodeAt(end))) end++;
+      if (end < limit && text.charCodeAt(end) >= 128) {
+        WORD_AT.lastIndex = start;
+        WORD_AT.test(text);
+        end = WORD_AT.lastIndex;
+      }
+    }
+    cursor = end;
     // Trailing hyphens and apostrophes, and a possessive 's, belong around the name, not in it.
-    let raw = match[0];
-    while (raw.length > 1 && isTrailing(raw.charCodeAt(raw.length - 1))) raw = raw.slice(0, -1);
-    if (raw.length > 3 && raw.charCodeAt(raw.length - 1) === 115 && isApostrophe(raw.charCodeAt(raw.length - 2)))
-      raw = raw.slice(0, -2);
-    const start = match.index;
-    const end = start + raw.length;
+    while (end - start > 1 && isTrailing(text.charCodeAt(end - 1))) end--;
+    if (end - start > 3 && text.charCodeAt(end - 1) === 115 && isApostrophe(text.charCodeAt(end - 2))) end -= 2;
     // A placeholder's word ("[DOB]"), letters glued to digits ("ZGP123") or a label ("DOB:") are no name.
     if (text.charCodeAt(start - 1) === 91 && text.charCodeAt(end) === 93) continue;
     // A command's flag ("--lang es", "-v") is no name, whatever its word.
     if (text.charCodeAt(start - 1) === 45 && (start < 2 || /[\s-]/.test(text.charAt(start - 2)))) continue;
     if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
+    const raw = text.slice(start, end);
     const capitalised = isUpper(raw.charCodeAt(0));
     const lower = raw.toLowerCase();
     const upper = capitalised ? raw.toUpperCase() : "";
@@ -243,7 +292,8 @@ export function tokenize(text: string): Token[] {
  */
 function joins(token: Token, previous: Token | undefined): boolean {
   if (previous?.initial === true) return /^\.[ \t]{1,2}$/.test(token.gap);
-  return /^(?:[ \t]{1,2}|[ \t]{1,2}["'“‘(]|["'”’)][ \t]{1,2})$/.test(token.gap);
+  // One space, the gap between most words, joins: answered without the pattern.
+  return token.gap === " " || /^(?:[ \t]{1,2}|[ \t]{1,2}["'“‘(]|["'”’)][ \t]{1,2})$/.test(token.gap);
 }
 
 function isNameWord(token: Token): boolean {
@@ -304,6 +354,14 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, ca
 
 const CJK_PAIR =
   /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
+
+/**
+ * Code units of every character in Han, Hangul or Katakana, and more (high surrogates stand for
+ * any character past the BMP): a text with none has no `CJK_PAIR`, and most texts have none.
+ * Checked against every code point.
+ */
+const CJK_SCRIPT =
+  /[\u1100-\u11ff\u2e80-\u2fdf\u3000-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef\ud800-\udbff]/;
 
 /** A word in a script without case (Arabic, Devanagari, Hangul, Thai, Ge'ez…): it can never look capitalised. */
 function isCaseless(token: Token): boolean {
@@ -457,7 +515,7 @@ export function findNames(
     const last = tokens[i];
     const first = tokens[i + 1];
     if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
-    if (!/^,[ \t]{1,2}$/.test(first.gap)) continue;
+    if (first.gap.charCodeAt(0) !== 44 || !/^,[ \t]{1,2}$/.test(first.gap)) continue;
     // Upper case too, as schedules and OCR print names: "DEMIR, YUSUF".
     const nameLike = (token: Token) =>
       token.capitalised && token.text.length > 1 && standing(token) === Standing.Strong;
@@ -515,10 +573,11 @@ export function findNames(
   // 4. A capitalised pair joined to a name by "and", "&" or a comma ("Park Ji-hoon and Kim Soo-yeon").
   for (let i = 0; i + 1 < tokens.length; i++) {
     if (covered[i] === 1 || covered[i + 1] === 1) continue;
-    const pair = tokens.slice(i, i + 2);
-    if (!pair.every((token) => isNameWord(token)) || !joins(pair[1] as Token, pair[0])) continue;
+    const first = tokens[i] as Token;
+    const second = tokens[i + 1] as Token;
+    if (!isNameWord(first) || !isNameWord(second) || !joins(second, first)) continue;
     // "Blue Cross" next to a name is still two ordinary words.
-    if (pair.every((token) => standing(token) === Standing.Weak)) continue;
+    if (standing(first) === Standing.Weak && standing(second) === Standing.Weak) continue;
     const after = tokens[i + 2];
     const beforeIndex = i - 1;
     const linkedAfter =
@@ -549,7 +608,7 @@ export function findNames(
 
   // 5b. Names in Han, kana or Hangul, written family name first ("佐藤 花子", "김 민준"): in a
   // builder's English prompt a pair of such words is a person before anything else.
-  for (const match of text.matchAll(CJK_PAIR)) {
+  for (const match of CJK_SCRIPT.test(text) ? text.matchAll(CJK_PAIR) : []) {
     const start = match.index;
     const end = start + match[0].length;
     if (!taken(start, end) && !spans.some((span) => start < span.end && span.start < end)) spans.push({ start, end });
