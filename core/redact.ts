@@ -370,135 +370,76 @@ function luhnKeep(value: string): number {
 }
 
 /**
- * The first three digits of each state's ZIP codes (USPS), by postal abbreviation: the ranges
- * each state's three-digit prefixes fall in.
+ * Each state's name, postal abbreviation and the first three digits its ZIP codes use (USPS):
+ * ranges and single prefixes.
  */
-const ZIP_PREFIXES: Record<string, ReadonlyArray<readonly [number, number]>> = {
-  AL: [[350, 369]],
-  AK: [[995, 999]],
-  AZ: [[850, 865]],
-  AR: [[716, 729]],
-  CA: [[900, 961]],
-  CO: [[800, 816]],
-  CT: [[60, 69]],
-  DE: [[197, 199]],
-  DC: [
-    [200, 205],
-    [569, 569],
-  ],
-  FL: [[320, 349]],
-  GA: [
-    [300, 319],
-    [398, 399],
-  ],
-  HI: [[967, 968]],
-  ID: [[832, 838]],
-  IL: [[600, 629]],
-  IN: [[460, 479]],
-  IA: [[500, 528]],
-  KS: [[660, 679]],
-  KY: [[400, 427]],
-  LA: [[700, 714]],
-  ME: [[39, 49]],
-  MD: [[206, 219]],
-  MA: [
-    [10, 27],
-    [55, 55],
-  ],
-  MI: [[480, 499]],
-  MN: [[550, 567]],
-  MS: [[386, 397]],
-  MO: [[630, 658]],
-  MT: [[590, 599]],
-  NE: [[680, 693]],
-  NV: [[889, 898]],
-  NH: [[30, 38]],
-  NJ: [[70, 89]],
-  NM: [[870, 884]],
-  NY: [
-    [5, 5],
-    [63, 63],
-    [100, 149],
-  ],
-  NC: [[270, 289]],
-  ND: [[580, 588]],
-  OH: [[430, 459]],
-  OK: [[730, 749]],
-  OR: [[970, 979]],
-  PA: [[150, 196]],
-  RI: [[28, 29]],
-  SC: [[290, 299]],
-  SD: [[570, 577]],
-  TN: [[370, 385]],
-  TX: [
-    [750, 799],
-    [885, 885],
-  ],
-  UT: [[840, 847]],
-  VT: [[50, 59]],
-  VA: [
-    [201, 201],
-    [220, 246],
-  ],
-  WA: [[980, 994]],
-  WV: [[247, 268]],
-  WI: [[530, 549]],
-  WY: [[820, 831]],
-};
-
-/** State names as STATE_NAMES spells them, lower-cased, to their postal abbreviations. */
-const STATE_CODES: Record<string, string> = {
-  alabama: "AL",
-  alaska: "AK",
-  arizona: "AZ",
-  arkansas: "AR",
-  california: "CA",
-  colorado: "CO",
-  connecticut: "CT",
-  delaware: "DE",
-  florida: "FL",
-  georgia: "GA",
-  hawaii: "HI",
-  idaho: "ID",
-  illinois: "IL",
-  indiana: "IN",
-  iowa: "IA",
-  kansas: "KS",
-  kentucky: "KY",
-  louisiana: "LA",
-  maine: "ME",
-  maryland: "MD",
-  massachusetts: "MA",
-  michigan: "MI",
-  minnesota: "MN",
-  mississippi: "MS",
-  missouri: "MO",
-  montana: "MT",
-  nebraska: "NE",
-  nevada: "NV",
-  "new hampshire": "NH",
-  "new jersey": "NJ",
-  "new mexico": "NM",
-  "new york": "NY",
-  "north carolina": "NC",
-  "north dakota": "ND",
-  ohio: "OH",
-  oklahoma: "OK",
-  oregon: "OR",
-  pennsylvania: "PA",
-  "rhode island": "RI",
-  "south carolina": "SC",
-  "south dakota": "SD",
-  tennessee: "TN",
-  texas: "TX",
-  utah: "UT",
-  vermont: "VT",
-  virginia: "VA",
-  washington: "WA",
-  "west virginia": "WV",
-  wisconsin: "WI",
-  wyoming: "WY",
-};
+const ZIP_PREFIX_TABLE = `
+Alabama, AL, 350-369
+Alaska, AK, 995-999
+Arizona, AZ, 850-865
+Arkansas, AR, 716-729
+California, CA, 900-961
+Colorado, CO, 800-816
+Connecticut, CT, 060-069
+Delaware, DE, 197-199
+District of Columbia, DC, 200-205 569
+Florida, FL, 320-349
+Georgia, GA, 300-319 398-399
+Hawaii, HI, 967-968
+Idaho, ID, 832-838
+Illinois, IL, 600-629
+Indiana, IN, 460-479
+Iowa, IA, 500-528
+Kansas, KS, 660-679
+Kentucky, KY, 400-427
+Louisiana, LA, 700-714
+Maine, ME, 039-049
+Maryland, MD, 206-219
+Massachusetts, MA, 010-027 055
+Michigan, MI, 480-499
+Minnesota, MN, 550-567
+Mississippi, MS, 386-397
+Missouri, MO, 630-658
+Montana, MT, 590-599
+Nebraska, NE, 680-693
+Nevada, NV, 889-898
+New Hampshire, NH, 030-038
+New Jersey, NJ, 070-089
+New Mexico, NM, 870-884
+New York, NY, 005 063 100-149
+North Carolina, NC, 270-289
+North Dakota, ND, 580-588
+Ohio, OH, 430-459
+Oklahoma, OK, 730-749
+Oregon, OR, 970-979
+Pennsylvania, PA, 150-196
+Rhode Island, RI, 028-029
+South Carolina, SC, 290-299
+South Dakota, SD, 570-577
+Tennessee, TN, 370-385
+Texas, TX, 750-799 885
+Utah, UT, 840-847
+Vermont, VT, 050-059
+Virginia, VA, 201 220-246
+Washington, WA, 980-994
+West Virginia, WV, 247-268
+Wisconsin, WI, 530-549
+Wyoming, WY, 820-831
+`;
+const ZIP_PREFIXES = new Map<string, Array<[number, number]>>();
+/** State names, lower-cased, to their postal abbreviations. */
+const STATE_CODES = new Map<string, string>();
+for (const line of ZIP_PREFIX_TABLE.trim().split("\n")) {
+  const [name = "", code = "", prefixes = ""] = line.split(", ");
+  STATE_CODES.set(name.toLowerCase(), code);
+  ZIP_PREFIXES.set(
+    code,
+    prefixes.split(" ").map((range) => {
+      const [low = "", high = low] = range.split("-");
+      return [Number(low), Number(high)];
+    }),
+  );
+}
 
 /** "California 99457 remote monitoring": a state, not after a comma, and five digits it never uses. */
 function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
@@ -507,8 +448,8 @@ function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
   // "in 10027", "or 33101": the pattern ignores case, so a word like these reads as a state
   // abbreviation and the number is still taken for a ZIP (where people are, it usually is).
   if (state.length === 2 && state !== state.toUpperCase()) return false;
-  const code = state.length === 2 ? state.toUpperCase() : STATE_CODES[state.toLowerCase()];
-  const ranges = code === undefined ? undefined : ZIP_PREFIXES[code];
+  const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
+  const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
   if (ranges === undefined) return false;
   const prefix = Number((match[1] ?? "").slice(0, 3));
   return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
@@ -1309,10 +1250,8 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  * heading, then up to 40 characters in which nothing speaks of a person's care. Tested on the text
  * just before a date a detector found (`isSystemEventDate`), so it costs nothing where there is no date.
  */
-const SYSTEM_EVENT_BEFORE = new RegExp(
-  String.raw`(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s\-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[\-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])`,
-  "im",
-);
+const SYSTEM_EVENT_BEFORE =
+  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
 
 /** A date some detector found, whose preceding words make it a system event's: kept as written. */
 function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | false {

@@ -24,7 +24,7 @@ import { inspectPrompt } from "../../core/safety/inspect.ts";
 import { modelFileSchema, modelPath } from "../../core/safety/model.ts";
 import { nameTagger } from "../../core/safety/name-tagger.ts";
 import * as v from "valibot";
-import { type ClassifyCase, classifyCases, type RedactCase, redactCases, type Split } from "./corpus.ts";
+import { type ClassifyCase, classifyCases, type RedactCase, redactCases, type Sourced, type Split } from "./corpus.ts";
 import { currentVersion } from "./train.ts";
 import { nameModelVersion } from "./train-names.ts";
 
@@ -147,8 +147,10 @@ export function leaked(output: string, kind: RedactCase["identifiers"][number]["
     .some((run) => new RegExp(`(?<!\\d)${run}(?!\\d)`).test(output));
 }
 
-export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): RedactReport {
+export function evaluateRedactor(cases: ReadonlyArray<Sourced<RedactCase>>, quiet: boolean): RedactReport {
   const byKind = new Map<string, Tally>();
+  // Per file (one writer's set each): identifiers found, and keep cases wholly kept.
+  const bySet = new Map<string, { found: Tally; kept: Tally }>();
   const keepByCategory = new Map<string, Tally>();
   const leaks: string[] = [];
   const damaged: string[] = [];
@@ -160,10 +162,17 @@ export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): 
   let keepCases = 0;
   for (const c of cases) {
     const output = redact(c.text);
+    let set = bySet.get(c.source);
+    if (set === undefined) {
+      set = { found: { hits: 0, total: 0 }, kept: { hits: 0, total: 0 } };
+      bySet.set(c.source, set);
+    }
     for (const identifier of c.identifiers) {
       const leak = leaked(output, identifier.kind, identifier.value);
       identifiers++;
       if (!leak) caught++;
+      set.found.total++;
+      if (!leak) set.found.hits++;
       tally(byKind, identifier.kind, !leak);
       if (leak) leaks.push(`    ${c.id} ${identifier.kind} "${identifier.value}": ${clip(output)}`);
     }
@@ -174,6 +183,8 @@ export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): 
       keepCases++;
       const whole = intact.length === c.keep.length;
       if (whole) keepCasesKept++;
+      set.kept.total++;
+      if (whole) set.kept.hits++;
       tally(keepByCategory, c.category.replace(/^keep_/, ""), whole);
     }
     for (const k of c.keep) if (!output.includes(k)) damaged.push(`    ${c.id} "${k}": ${clip(output)}`);
@@ -181,6 +192,13 @@ export function evaluateRedactor(cases: readonly RedactCase[], quiet: boolean): 
   console.log(`  Redactor: ${identifiers} identifiers in ${cases.length - keepCases} cases, ${keepCases} keep cases`);
   console.log(`    identifier recall ${pct(caught, identifiers)}   keep strings intact ${pct(kept, keeps)}`);
   console.log(`    keep cases wholly kept ${pct(keepCasesKept, keepCases)}`);
+  if (bySet.size > 1) {
+    for (const [source, { found, kept: whole }] of bySet) {
+      console.log(
+        `    ${source.padEnd(24)} identifiers ${pct(found.hits, found.total)} ${`${found.hits}/${found.total}`.padStart(9)}   keep cases ${pct(whole.hits, whole.total)} ${`${whole.hits}/${whole.total}`.padStart(7)}`,
+      );
+    }
+  }
   table("recall per identifier kind", byKind);
   table("keep cases wholly kept, per category", keepByCategory);
   console.log(`  Leaked identifiers: ${leaks.length}`);
