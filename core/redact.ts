@@ -602,6 +602,15 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\(01\)\d{14}(?:\(\d{2}\)[A-Za-z0-9]{1,20}){0,5}`),
   },
+  // HIBCC unique device identifiers: "+", a labeler code (a letter and three characters), the
+  // product and unit of measure, then a check character; the lot or serial after "/$$" or "/$".
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w+])\+(?=[A-Z0-9]{0,24}\d)[A-Z][A-Z0-9]{3}[A-Z0-9]{2,19}(?:\/\$\$?[A-Z0-9+]{2,40})?(?![\w/$])`,
+    ),
+  },
   // Letters then six or more digits ("PT88310447", "H71044382901", "RVH-204417"), or digits
   // then a letter ("77300412B"): record, member and claim numbers, whatever their label.
   {
@@ -1456,6 +1465,35 @@ function placeholderWindows(text: string): Array<readonly [number, number]> {
  * find something new once placeholders are in the text: the detectors that read placeholders,
  * and names (their cues and neighbours include placeholders).
  */
+/** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
+const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
+/** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
+const SIBLING_AFTER =
+  /^(?:[\s,;:&/()]|\b(?:and|or|then|right|left|one|is|vs|L|R)\b){1,24}?((?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![\w-])/i;
+const shapeOf = (value: string) => value.replace(/\d/g, "9").replace(/[A-Z]/g, "A").replace(/[a-z]/g, "a");
+
+/**
+ * The value right after an identifier of a listed kind, joined to it as a list joins values, with
+ * exactly its shape (digits, capitals and small letters in the same places), is another of the same
+ * kind: the second of a pair of hearing aids, the next record in a range.
+ */
+function collectSiblings(text: string, found: Claim[]): void {
+  const claims = found.length;
+  for (let i = 0; i < claims; i++) {
+    const claim = found[i] as Claim;
+    if (!SIBLING_KINDS.has(claim.kind)) continue;
+    const value = text.slice(claim.start, claim.end);
+    if (value.length < 5 || (value.match(/\d/g)?.length ?? 0) < 3) continue;
+    const next = SIBLING_AFTER.exec(text.slice(claim.end, claim.end + 80));
+    const sibling = next?.[1];
+    if (next === null || sibling === undefined || shapeOf(sibling) !== shapeOf(value)) continue;
+    const start = claim.end + next[0].length - sibling.length;
+    if (!overlaps(found, start, start + sibling.length)) {
+      found.push({ kind: claim.kind as IdentifierKind, start, end: start + sibling.length });
+    }
+  }
+}
+
 function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
@@ -1480,6 +1518,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
     if (applies(detector.needs, facts) && detector.cue.test(text)) collect(detector, text, found);
   }
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
+  if (!afterPlaceholders) collectSiblings(text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
   for (const [from, to] of afterPlaceholders ? placeholderWindows(text) : [[0, text.length] as const]) {
     const window = from === 0 && to === text.length ? text : text.slice(from, to);

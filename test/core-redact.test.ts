@@ -109,6 +109,18 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["patient released from the ward on 3/4/2025", "patient released from the ward on [DATE]"],
   ["DOB: 01/01/1900", "DOB: [DOB]"],
   ["<ssn>652-18-3047</ssn>", "<ssn>[SSN]</ssn>"],
+  // A list's second value of one shape, HIBCC device identifiers, FHIR identifiers, more CSV columns.
+  [
+    "hearing aid serial 3318QZ0071 L, right one is 3318QZ0072 R",
+    "hearing aid serial [DEVICE_ID] L, right one is [DEVICE_ID] R",
+  ],
+  ["pump UDI +M512INF0042/$$3280112SN7781A in the feed", "pump UDI [DEVICE_ID] in the feed"],
+  ["GET /fhir/Patient?identifier=urn:oid:2.16.840.1|55120871", "GET /fhir/Patient?identifier=urn:oid:2.16.840.1|[MRN]"],
+  [
+    '{"identifier":[{"system":"urn:mrn","value":"MR-448120"}]}',
+    '{"identifier":[{"system":"urn:mrn","value":"[MRN]"}]}',
+  ],
+  ["claim_no,plate,status\nCLM-55120-B,7KQX219,open", "claim_no,plate,status\n[ACCOUNT],[VEHICLE],open"],
 ];
 
 /** Ordinary builder text that must come out unchanged. */

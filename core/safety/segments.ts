@@ -141,9 +141,18 @@ function columnKind(header: string): IdentifierKind | null {
   if (/^(?:address|address1|address2|addressline1|addressline2|street|streetaddress|addr|city|town)$/.test(key))
     return "address";
   if (/^(?:zip|zipcode|postalcode|postcode)$/.test(key)) return "zip";
-  if (/^(?:memberid|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber)$/.test(key))
+  if (
+    /^(?:memberid|memberno|membernumber|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber)$/.test(
+      key,
+    )
+  )
     return "member_id";
-  if (/^(?:account|accountnumber|acct)$/.test(key)) return "account";
+  if (
+    /^(?:account|accountnumber|acct|accountno|claimid|claimno|claimnumber|invoice|invoiceno|invoicenumber)$/.test(key)
+  )
+    return "account";
+  if (/^(?:plate|licenseplate|plateno|platenumber|vin)$/.test(key)) return "vehicle";
+  if (/^(?:serial|serialno|serialnumber|deviceid|imei|udi)$/.test(key)) return "device_id";
   if (/^(?:admitdate|dischargedate|visitdate|dos|servicedate|appointmentdate|apptdate)$/.test(key)) return "date";
   return null;
 }
@@ -185,14 +194,20 @@ function csv(text: string, spans: SegmentSpan[]): void {
   }
 }
 
-/** A FHIR reference to a person's resource: the id after `Patient/` identifies them. */
-const FHIR_REFERENCE = /\b(?:Patient|Person|RelatedPerson)\/([A-Za-z0-9\-.]{1,64})/g;
+/**
+ * A FHIR reference to a person's resource (the id after `Patient/`), a search by identifier
+ * (`?identifier=system|value`, the value after the bar) and an identifier's value in a resource
+ * (`"identifier": [{"system": …, "value": "MRN-20931"}]`): each identifies someone.
+ */
+const FHIR_REFERENCE =
+  /\b(?:Patient|Person|RelatedPerson)\/([A-Za-z0-9\-.]{1,64})|[?&]identifier=(?:[^|&\s]{0,128}(?:\||%7C))?([A-Za-z0-9\-.]{1,64})|"identifier"\s{0,2}:\s{0,2}\[?\s{0,2}\{[^{}]{0,256}?"value"\s{0,2}:\s{0,2}"([A-Za-z0-9\-.]{1,64})"/gi;
 
 function fhir(text: string, spans: SegmentSpan[]): void {
   FHIR_REFERENCE.lastIndex = 0;
   for (let match = FHIR_REFERENCE.exec(text); match !== null; match = FHIR_REFERENCE.exec(text)) {
-    const id = match[1] ?? "";
-    if (/\d/.test(id)) push(spans, "mrn", match.index + match[0].length - id.length, id);
+    const id = match[1] ?? match[2] ?? match[3] ?? "";
+    const end = match.index + match[0].length - (match[3] === undefined ? 0 : 1);
+    if (/\d/.test(id)) push(spans, "mrn", end - id.length, id);
   }
 }
 
@@ -202,6 +217,6 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
   if (text.includes(",")) csv(text, spans);
-  if (text.includes("/")) fhir(text, spans);
+  if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   return spans;
 }
