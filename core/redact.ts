@@ -353,10 +353,8 @@ function ipv6Keep(value: string): number {
   return colons >= 2 && (/\d/.test(value) || colons >= 3) ? value.length : 0;
 }
 
-/** A card number: 13 to 19 digits whose Luhn check digit is right. */
-function luhnKeep(value: string): number {
-  const digits = value.replace(/\D/g, "");
-  if (digits.length < 13 || digits.length > 19) return 0;
+/** Whether a run of digits ends in a right Luhn check digit (cards, NPIs). */
+function luhnValid(digits: string): boolean {
   let sum = 0;
   for (let i = 0; i < digits.length; i++) {
     let d = digits.charCodeAt(digits.length - 1 - i) - 48;
@@ -366,7 +364,14 @@ function luhnKeep(value: string): number {
     }
     sum += d;
   }
-  return sum % 10 === 0 ? value.length : 0;
+  return sum % 10 === 0;
+}
+
+/** A card number: 13 to 19 digits whose Luhn check digit is right. */
+function luhnKeep(value: string): number {
+  const digits = value.replace(/\D/g, "");
+  if (digits.length < 13 || digits.length > 19) return 0;
+  return luhnValid(digits) ? value.length : 0;
 }
 
 /**
@@ -460,15 +465,7 @@ function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
  * with a valid NPI check digit (Luhn over "80840" and the ten digits), in a text that mentions NPIs.
  */
 function isNpiNotPhone(value: string, text: string): boolean {
-  if (value.length !== 10 || /^[2-9]\d\d[2-9]/.test(value) || !/npi/i.test(text)) return false;
-  let sum = 0;
-  const digits = `80840${value}`;
-  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
-    let d = Number(digits[i]);
-    if (double) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
-    sum += d;
-  }
-  return sum % 10 === 0;
+  return value.length === 10 && !/^[2-9]\d\d[2-9]/.test(value) && /npi/i.test(text) && luhnValid(`80840${value}`);
 }
 
 function intlPhoneKeep(value: string): number {
@@ -1381,7 +1378,8 @@ function collectFacilities(text: string, found: Claim[]): void {
   }
 }
 
-function collectHealthOrgs(text: string, found: Claim[]): void {
+/** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`. */
+function collectNotPeople(text: string, found: Claim[]): void {
   collectFacilities(text, found);
   HEALTH_ORGS.lastIndex = 0;
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
@@ -1498,7 +1496,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
   const found: Claim[] = [];
-  collectHealthOrgs(text, found);
+  collectNotPeople(text, found);
   if (facts.digit) collectProtected(text, found);
   if (!afterPlaceholders) {
     for (const span of findSegmentIdentifiers(text)) {

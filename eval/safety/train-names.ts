@@ -270,20 +270,36 @@ export function taggerFrom(examples: readonly Example[]): NameTagger {
   const scores = crossValidate(examples);
   const threshold = thresholdOf(examples, scores);
   const groupThresholds = settings.perGroup ? groupThresholdsOf(examples, scores, threshold) : undefined;
+  return new NameTagger(
+    modelFile(examples, threshold, groupThresholds, {
+      version: "in-memory",
+      trainedOn: { cases: 0, tokens: examples.length, names: examples.filter((e) => e.name).length },
+      crossValidation: {},
+    }),
+  );
+}
+
+/** Weights trained on all of `examples`, with the thresholds chosen for them, as a model file. */
+function modelFile(
+  examples: readonly Example[],
+  threshold: number,
+  groupThresholds: number[] | undefined,
+  about: Pick<NameModelFile, "version" | "trainedOn" | "crossValidation">,
+): NameModelFile {
   const model = train(examples);
   const table = encodeWeights(model.weights);
-  return new NameTagger({
+  return {
     format: 1,
-    version: "in-memory",
+    version: about.version,
     bits: settings.bits,
     bias: model.bias,
     threshold,
     ...(groupThresholds === undefined ? {} : { groupThresholds }),
     scale: table.scale,
     weights: table.weights,
-    trainedOn: { cases: 0, tokens: examples.length, names: examples.filter((e) => e.name).length },
-    crossValidation: {},
-  });
+    trainedOn: about.trainedOn,
+    crossValidation: about.crossValidation,
+  };
 }
 
 function main(): void {
@@ -349,20 +365,11 @@ function main(): void {
   }
   if (process.argv.includes("--cv") || process.argv.includes("--errors")) return;
 
-  const model = train(examples);
-  const table = encodeWeights(model.weights);
-  const file: NameModelFile = {
-    format: 1,
+  const file = modelFile(examples, threshold, groupThresholds, {
     version: nameModelVersion(),
-    bits: settings.bits,
-    bias: model.bias,
-    threshold,
-    ...(groupThresholds === undefined ? {} : { groupThresholds }),
-    scale: table.scale,
-    weights: table.weights,
     trainedOn: { cases: cases.length, tokens: examples.length, names },
     crossValidation: { nameWordRecall: groupRecall, falsePerThousand: settings.maxFalsePerThousand },
-  };
+  });
   // Loads as the shipped model would, so a bad table fails here and not at run time.
   new NameTagger(file);
   writeFileSync(nameModelPath, `${JSON.stringify(file, null, 1)}\n`);
