@@ -92,8 +92,8 @@ const NUMERIC_DATES = [
 ];
 /** Written dates with a day, starting with the day or with a digit. */
 const DAY_FIRST_DATES = [
-  String.raw`\d{1,2}${ORD}\s{1,3}(?:of\s{1,3})?${MONTH}\.?,?\s{1,3}\d{4}(?!\d)`,
-  String.raw`\d{1,2}${ORD}\s{1,3}(?:of\s{1,3})?${MONTH}\b\.?`,
+  String.raw`\d{1,2}${ORD}\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\.?,?\s{1,3}(?:(?:de|del)\s{1,3})?\d{4}(?!\d)`,
+  String.raw`\d{1,2}${ORD}\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\b\.?`,
 ];
 const MONTH_FIRST_DATES = [
   String.raw`${MONTH}\.?\s{1,3}\d{1,2}${ORD},?\s{1,3}\d{4}(?!\d)`,
@@ -178,7 +178,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "dob",
-    label: String.raw`(?:DOB|D\.O\.B\.?|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?)${SEP}`,
+    label: String.raw`(?:DOB|D\.O\.B\.?|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?|(?:fecha${_}de${_})?nacimiento|(?:data${_}de${_})?nascimento|date${_}de${_}naissance|n[ée]e?${_}le|geburtsdatum|geb\.)${SEP}`,
     value: DOB_VALUE,
   },
   {

@@ -12,6 +12,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Patient name: JOHN SMITH", "Patient name: [NAME]"],
   ["Patient: Maria Garcia, seen today", "Patient: [NAME], seen today"],
   ["my name is Ada Lovelace", "my name is [NAME]"],
+  // The speaker of a chat log line, in any case; not a role.
+  [
+    "[13:02] nadia: eligibility says inactive\n[13:03] caller: ok",
+    "[13:02] [NAME]: eligibility says inactive\n[13:03] caller: ok",
+  ],
   // Scanned text: O for 0 and l or I for 1 inside numbers; an ICD-10 code is not repaired.
   ["Date of Service: O3/l2/2024", "Date of Service: [DATE]"],
   ["Ph0ne: (3O5) 555-Ol76", "Ph0ne: [PHONE]"],
@@ -37,6 +42,8 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["DOB 3.14.80", "DOB [DOB]"],
   ["admitted 01/02/2024, discharged Jan 5", "admitted [DATE], discharged [DATE]"],
   ["seen on 2024-05-01.", "seen on [DATE]."],
+  ["fecha de nacimiento: 23 de mayo de 1979", "fecha de nacimiento: [DOB]"],
+  ["su cita es el 5 de agosto a las 10", "su cita es el [DATE] a las 10"],
   // Ages over 89.
   ["a 92-year-old woman", "a [AGE] woman"],
   ["age: 97", "age: [AGE]"],
@@ -157,6 +164,10 @@ const benign: readonly string[] = [
   "FROM: Lakeside Orthopedics TO: Cardiology RE: referral from Mercy General",
   "Addison's disease, Ménière's disease, the Heimlich maneuver and the Glasgow Coma Scale",
   "the pilot clinic is in Georgia; BP 182/110 and A1C 9.1 page the nurse; CIDR 10.0.0.0/8",
+  // A quoted patient message in Spanish or Portuguese: its lower-case words are words, though
+  // surname lists hold some ("sola", "casa").
+  'the bot got "la señora vive sola y no tiene carro, necesita ayuda con la receta"',
+  'mensagem: "a minha filha está com febre desde ontem, moramos na casa azul perto da escola"',
 ];
 
 describe("redact: examples", () => {

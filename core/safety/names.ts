@@ -5,7 +5,8 @@
  * words), then every other occurrence of a name already found.
  *
  * The lists come from maintained packages through `vocab.ts`: human names of many cultures,
- * the most common English words, company and software names, US states and cities. A word's
+ * the most common English words (and, for a lower-case word, Spanish and Portuguese ones), company
+ * and software names, US states and cities. A word's
  * standing decides what it can be part of:
  * - strong: a name that is not also a common word, a company or a place ("Priya", "Okafor");
  * - weak: a name that is also one of those ("Grace", "Park", "Georgia");
@@ -168,7 +169,7 @@ const HAS_PARTS = /[-'’]/;
 const NO_PARTS: readonly string[] = [];
 
 function standingOf(word: string, capitalised: boolean): Standing {
-  const { names, common, orgs, places } = vocab();
+  const { names, common, commonElsewhere, orgs, places } = vocab();
   let folded = fold(word);
   if (folded.endsWith("'s")) folded = folded.slice(0, -2);
   if (CREDENTIALS.has(folded)) return Standing.Other;
@@ -178,7 +179,8 @@ function standingOf(word: string, capitalised: boolean): Standing {
   if (!capitalised) {
     if (folded.length < 3) return Standing.Other;
     const hash = Bloom.hashOf(folded);
-    if (common.hasHash(hash) || !names.hasHash(hash)) return Standing.Other;
+    // A common Spanish or Portuguese word too: "y vive sola" in a patient's message.
+    if (common.hasHash(hash) || !names.hasHash(hash) || commonElsewhere.hasHash(hash)) return Standing.Other;
     return orgs.hasHash(hash) || places.hasHash(hash) ? Standing.Other : Standing.Strong;
   }
   const hash = Bloom.hashOf(folded);
@@ -427,6 +429,15 @@ const PERSON_PREPOSITIONS = new Set("for to with from by cc".split(" "));
 /** "the Okafor twins", "the Nguyen family". */
 const FAMILY = new Set("twins family household kids children parents sisters brothers".split(" "));
 
+/** A chat log line's time stamp, right before its speaker: "[13:02] ", "[9:14 AM] ". */
+const CHAT_STAMP = /\[\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?\]\s{1,2}$/i;
+/** Speakers of a chat log that are no person's name. */
+const SPEAKER_ROLES = new Set(
+  "me you caller agent bot system user patient pt nurse doctor dr admin support assistant staff operator ivr sms ai host guest customer member rep tech".split(
+    " ",
+  ),
+);
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -567,6 +578,17 @@ export function findNames(
     // Lower case only: capitalised, a product is as likely ("send to Slack").
     if (token.capitalised || standing(token) !== Standing.Strong || token.text.length < 4) continue;
     if (vocab().medical.has(token.plain)) continue;
+    add(i, i + 1);
+  }
+
+  // 3d. The speaker of a chat log line: "[13:02] nadia: eligibility…" — a name a list knows, in
+  // any case, and no role ("[13:02] caller:", "[13:02] me:").
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token === undefined || covered[i] === 1 || text.charCodeAt(token.end) !== 58) continue;
+    if (text.charCodeAt(token.start - 1) !== 32 && text.charCodeAt(token.start - 1) !== 9) continue;
+    if (!CHAT_STAMP.test(text.slice(Math.max(0, token.start - 24), token.start))) continue;
+    if (SPEAKER_ROLES.has(token.plain) || !vocab().names.has(fold(token.plain))) continue;
     add(i, i + 1);
   }
 

@@ -15,7 +15,14 @@ const setSchema = v.object({ bits: v.string(), count: v.number() });
 export const vocabFileSchema = v.object({
   format: v.literal(1),
   sources: v.array(v.string()),
-  sets: v.object({ medical: setSchema, names: setSchema, common: setSchema, orgs: setSchema, places: setSchema }),
+  sets: v.object({
+    medical: setSchema,
+    names: setSchema,
+    common: setSchema,
+    commonElsewhere: setSchema,
+    orgs: setSchema,
+    places: setSchema,
+  }),
 });
 export type VocabFile = v.InferOutput<typeof vocabFileSchema>;
 
@@ -26,6 +33,11 @@ export interface Vocab {
   names: Bloom;
   /** The ~10,000 most common English words. */
   common: Bloom;
+  /**
+   * The most common Spanish and Portuguese words that are no first name: in lower case, "sola" or
+   * "casa" in a patient's message is a word, though a list of surnames holds it.
+   */
+  commonElsewhere: Bloom;
   /** Company, product and software names. */
   orgs: Bloom;
   /** US states, US cities, countries. */
@@ -35,11 +47,12 @@ export interface Vocab {
 function load(): Vocab {
   const file = v.parse(vocabFileSchema, JSON.parse(readFileSync(vocabPath, "utf8")));
   const bloom = (set: { bits: string }) => new Bloom(new Uint8Array(Buffer.from(set.bits, "base64")));
-  const { medical, names, common, orgs, places } = file.sets;
+  const { medical, names, common, commonElsewhere, orgs, places } = file.sets;
   return {
     medical: bloom(medical),
     names: bloom(names),
     common: bloom(common),
+    commonElsewhere: bloom(commonElsewhere),
     orgs: bloom(orgs),
     places: bloom(places),
   };

@@ -10,7 +10,7 @@
  *   bun eval/safety/cv-redact.ts --no-tagger     the same without the tagger
  *   bun eval/safety/cv-redact.ts --shipped FILE  the shipped redactor on one case file, no training
  *   bun eval/safety/cv-redact.ts --misses KIND   also print every leaked identifier of that kind ("keep":
- *                                                every damaged keep string)
+ *                                                every damaged keep string; "all": both, every kind)
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
@@ -62,10 +62,11 @@ function measure(cases: readonly RedactCase[], totals: Totals, missKind: string 
       entry.total++;
       if (!leak) entry.hits++;
       totals.byKind.set(identifier.kind, entry);
-      if (leak && identifier.kind === missKind) totals.misses.push(`  ${c.id} "${identifier.value}": ${output}`);
+      if (leak && (identifier.kind === missKind || missKind === "all"))
+        totals.misses.push(`  ${c.id} ${identifier.kind} "${identifier.value}": ${output}`);
     }
     const intact = c.keep.filter((k) => output.includes(k)).length;
-    if (missKind === "keep") {
+    if (missKind === "keep" || missKind === "all") {
       for (const k of c.keep) if (!output.includes(k)) totals.misses.push(`  ${c.id} keep "${k}": ${output}`);
     }
     totals.keepStrings.total += c.keep.length;

