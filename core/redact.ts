@@ -69,7 +69,7 @@ export function placeholder(kind: IdentifierKind): string {
  * Between a label and its value: spaces, `:`, `#`, `=`, "is", "of", "no.", a key's closing quote
  * (`"dob": "…`), a short parenthesis ("member id (Cigna) …"); at most four of them.
  */
-const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
+const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|es\b|é(?=\s)|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
 /** Between the words of a label: "member id", "member_id", "memberId", "member-id". */
 const _ = String.raw`[\s_\-.]{0,2}`;
 /** A label suffix: "member id", "member #", "member number", "member no." */
@@ -126,6 +126,12 @@ const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
 const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|STREET|ST|AVE|RD|BLVD|LN|DR)`;
 const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|Lot|Trlr|Trailer|Space|Spc|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
+/** Between two cells of a row: a comma, a bar, a semicolon or a tab, quotes around. */
+const CELL = String.raw`["']?\s{0,2}[,|;\t]\s{0,2}["']?`;
+/** Between the parts of an address: a comma or spaces, or a cell boundary. */
+const CELL_GAP = String.raw`(?:,?\s{1,2}|${CELL})`;
+/** A word of a postal line: capitalised, a number, or one of the small words of street names. */
+const POSTAL_WORD = String.raw`(?:[\p{Lu}\d#][\p{L}\p{M}\d'’.ºª°/\-]*|(?:de|del|la|las|los|des|du|do|da|dos|das|di|der|den|van|von|rue|calle|avenida|apto|apt|casa|colonia|col|izq|dcha|piso|bloco|andar|bis|y|e|n)\.?(?![\p{L}\d]))`;
 const HOUSE_NUMBER = String.raw`\d{1,6}[A-Za-z]?(?:-\d{1,4})?(?: 1\/2)?`;
 
 const H = "[0-9A-Fa-f]{1,4}";
@@ -173,8 +179,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID)${SEP}`,
-    value: ID,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|NHS${NO}|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
+    // An NHS number is printed 3-3-4: "943 476 5919".
+    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|${ID})`,
   },
   {
     kind: "dob",
@@ -205,7 +212,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "member_id",
-    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|health${_}plan${NO})(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
+    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|OHIP|health${_}plan${NO}|ins.?${NO}|(?:BCBS(?:-[A-Z]{2})?|UHC|humana|aetna|cigna|anthem|molina|ambetter|tricare)${NO}|(?:n[uú]mero${_}de${_})?afiliad[oa]|carteirinha|carn[eé]t?|p[oó]liza)(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
     value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
@@ -216,18 +223,18 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "account",
-    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover)${SEP}`,
+    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo)${SEP}`,
     value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|${ID})`,
   },
   {
     kind: "license",
-    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?)${SEP}${STATE_PREFIX}`,
+    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?|(?:GMC|NMC|AHPRA)(?:${NO})?)${SEP}${STATE_PREFIX}`,
     // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0".
     value: String.raw`(?:[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|${ID})`,
   },
   {
     kind: "device_id",
-    label: String.raw`(?:serial(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?)${SEP}`,
+    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
     value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|${ID})`,
   },
   {
@@ -315,6 +322,20 @@ function collectLabelled(text: string, found: Claim[]): void {
 
 // ---------------------------------------------------------------------------------------------
 // Vetoes and trims.
+
+const POSTAL_STATE = new RegExp(String.raw`[\s,]{1,3}(?:${STATES}|${STATE_NAMES}|CDMX)(?![\p{L}\d])`, "u");
+
+/** A postal line holds a number and a word, and ends on neither a comma nor a small word. */
+function postalLineKeep(value: string): number {
+  // A US state is kept (not an identifier), and the ZIP after it is the ZIP detectors'.
+  const state = POSTAL_STATE.exec(value);
+  const trimmed = (state === null ? value : value.slice(0, state.index)).replace(
+    /(?:[\s,/-]+(?:de|del|la|las|los|des|du|do|da|dos|das|di|der|den|van|von|y|e|n)\.?)+$|[\s,/.-]+$/u,
+    "",
+  );
+  // A house number or a postcode ("v2" in "address: Epic v2" is neither), and a word.
+  return /(?:^|[\s,])\d+(?:[\s,\-/]|$)/.test(trimmed) && /\p{L}{2}/u.test(trimmed) ? trimmed.length : 0;
+}
 
 /** A URL carries an id when it has a query, userinfo, or a path segment or fragment with a digit. */
 function urlKeep(value: string): number {
@@ -460,6 +481,16 @@ function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
   return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
 }
 
+/** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
+function notStateCellZip(_text: string, match: RegExpExecArray): boolean {
+  const state = match[0].slice(0, match[0].length - (match[1] ?? "").length).replace(/["'\s,|;\t]+$/, "");
+  const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
+  const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
+  if (ranges === undefined) return true;
+  const prefix = Number((match[1] ?? "").slice(0, 3));
+  return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
+}
+
 /**
  * Ten digits that no North American number can be (an area code or exchange starting 0 or 1),
  * with a valid NPI check digit (Luhn over "80840" and the ten digits), in a text that mentions NPIs.
@@ -488,6 +519,8 @@ interface Facts {
   county: boolean;
   /** A key that can hold a city or a street: "city:", "street=". */
   addressKey: boolean;
+  /** "address:", "adresse:", "dirección:"… : worth looking for a whole postal line after it. */
+  postalLabel: boolean;
   /** "::" or many colons: worth looking for IPv6. */
   ipv6: boolean;
   /** Five colons or dashes: worth looking for a MAC address. */
@@ -805,6 +838,18 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
   },
+  // A whole postal line after its label, in the languages of the forms builders paste: "adresse:
+  // 27 rue des Martyrs, 75009 Paris", "Address: Flat 302, Sai Krupa Apts, 14th Cross, Bengaluru
+  // 560038". Capitalised words, numbers and the small words of street names, up to the first other word.
+  {
+    kind: "address",
+    needs: "postalLabel",
+    pattern: rx(
+      String.raw`(?<=(?:\b[Aa]ddress|\bADDRESS|\b[Aa]ddr|\b[Aa]dresse?|\bANSCHRIFT|\b[Aa]nschrift|\b[Dd]irecci[oó]n|\b[Dd]omicilio|\b[Ee]ndere[cç]o|\b[Mm]orada|\b[Ii]ndirizzo)(?:\s{1,2}(?:du|de|do|da|del)\s{1,2}\p{L}+)?\s{0,2}:\s{0,2})(?!\[)${POSTAL_WORD}(?:(?:,\s{1,2}|\s{1,2}(?:-\s{1,2})?|\s{0,2}\/\s{0,2})${POSTAL_WORD}){1,15}`,
+      "gu",
+    ),
+    keep: postalLineKeep,
+  },
   // Street type first, number after ("Rua das Flores 220, apto 51"), military mail ("PSC 1234,
   // Box 5678", "APO AE 09012"), and Wisconsin's grid ("W 210 N 4567 Pine Rd").
   {
@@ -928,7 +973,7 @@ const detectors: readonly Detector[] = [
     needs: "placeholder",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\[ADDRESS\](?:,?\s{1,2}(?:\[ADDRESS\]|\p{Lu}[\p{L}.'’\-]{1,20})){0,2},?\s{1,2})\d{5}(?:-?\d{4})?(?![\w\-]|\.\d)`,
+      String.raw`${AT_DIGIT}(?<=\[ADDRESS\](?:${CELL_GAP}(?:\[ADDRESS\]|\p{Lu}[\p{L}.'’\-]{1,20}(?: \p{Lu}[\p{L}.'’\-]{1,20}){0,2})){0,2}${CELL_GAP})\d{5}(?:-?\d{4})?(?![\w\-]|\.\d)`,
       "gu",
     ),
   },
@@ -971,7 +1016,7 @@ const detectors: readonly Detector[] = [
     needs: "placeholder",
     placeholders: true,
     pattern: rx(
-      String.raw`(?=\p{Lu})(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?,\s{1,2}(?:\[ZIP\]\s{1,2})?)(?:(?!(?:${STATE_NAMES}|${STATES})\b)\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?=[,;.\s]|$)`,
+      String.raw`(?=\p{Lu})(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?(?:,\s{1,2}|${CELL})(?:\[ZIP\]\s{1,2})?)(?:(?!(?:${STATE_NAMES}|${STATES})\b)\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?<!['’])(?=[,;.\s"'|]|$)`,
       "gu",
     ),
   },
@@ -997,6 +1042,17 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\b(?:${STATES}|${STATE_NAMES})\s{1,2}(\d{5}(?:-\d{4})?)(?![\w\-])`, "gi"),
     veto: notThatStatesZip,
+  },
+  // A state and a ZIP in neighbouring cells of a row ('"VT","05672"', "|CA|91501|",
+  // "burbank,ca,91501"): only five digits that one of that state's ZIPs starts with.
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\p{L}\d])(?:${STATES}|${STATE_NAMES}|(?<=[,|;\t]["']?)[a-z]{2})${CELL}(\d{5}(?:-\d{4})?)(?![\w\-])`,
+      "gu",
+    ),
+    veto: notStateCellZip,
   },
   {
     kind: "date",
@@ -1194,6 +1250,8 @@ function factsOf(text: string): Facts {
     placeholder: text.includes("["),
     spelled: /[\s[(]dot[\s\])]/i.test(text) && /[\s[(]at[\s\])]/i.test(text),
     county: text.includes("County") || text.includes("Parish"),
+    postalLabel:
+      text.includes(":") && /addr|adress|anschrift|direcci[oó]n|domicilio|endere[cç]o|morada|indirizzo/i.test(text),
     // Looked for from each ":" and "=" backwards: the key words from every position cost more.
     addressKey:
       /[:=](?<=(?:city|town|street|addr|line[12]|house.?number|straat|huisnummer|plaats)\w*["']?\s{0,2}[:=])/i.test(

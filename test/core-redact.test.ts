@@ -43,6 +43,22 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["admitted 01/02/2024, discharged Jan 5", "admitted [DATE], discharged [DATE]"],
   ["seen on 2024-05-01.", "seen on [DATE]."],
   ["fecha de nacimiento: 23 de mayo de 1979", "fecha de nacimiento: [DOB]"],
+  // A whole postal line after its label, in other languages too; a US state stays.
+  ["adresse: 27 rue des Martyrs, 75009 Paris — the clinic", "adresse: [ADDRESS] — the clinic"],
+  ["dirección: Calle de Alcalá 112, 3º izq., 28009 Madrid. el paciente", "dirección: [ADDRESS]. el paciente"],
+  ["Home address: 1402 Elm Ridge Dr, Apt 3, Dayton OH 45402", "Home address: [ADDRESS] OH [ZIP]"],
+  // Rows of a table or a CSV: the city and the ZIP cells after an address, a ZIP after its state.
+  ['"Jane Roe","12 Oak St","Montpelier","VT","05672"', '"[NAME]","[ADDRESS]","[ADDRESS]","VT","[ZIP]"'],
+  ["|12 Oak St|Chicago|60623|", "|[ADDRESS]|[ADDRESS]|[ZIP]|"],
+  // Labels of other languages, payers, devices and registers.
+  ["mi número de afiliado es 40-22918-7", "mi número de afiliado es [MEMBER_ID]"],
+  ["meu prontuário é 2024-118-339 no hospital", "meu prontuário é [MRN] no hospital"],
+  ["paguei o boleto da fatura 44718-2", "paguei o boleto da fatura [ACCOUNT]"],
+  ["humana id h12345678 fails", "humana id [MEMBER_ID] fails"],
+  ["hearing aid serials 2219K0457 & 2219K0458", "hearing aid serials [DEVICE_ID] & [DEVICE_ID]"],
+  ["Fitbit tracker id 7F2A91B0C3", "Fitbit tracker id [DEVICE_ID]"],
+  ["NHS number 943 476 5919", "NHS number [MRN]"],
+  ["GMC number 7041192 for the referrer", "GMC number [LICENSE] for the referrer"],
   ["su cita es el 5 de agosto a las 10", "su cita es el [DATE] a las 10"],
   // Ages over 89.
   ["a 92-year-old woman", "a [AGE] woman"],
@@ -168,6 +184,8 @@ const benign: readonly string[] = [
   // surname lists hold some ("sola", "casa").
   'the bot got "la señora vive sola y no tiene carro, necesita ayuda con la receta"',
   'mensagem: "a minha filha está com febre desde ontem, moramos na casa azul perto da escola"',
+  // Five digits after a state cell that none of its ZIPs start with; "in" and "or" are words.
+  "CA,12345 rows; in,46201 cases and or,97201 more",
 ];
 
 describe("redact: examples", () => {
