@@ -279,7 +279,11 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
     const family = labelledFamilies[i];
     if (value !== undefined && family !== undefined) {
       const end = at + match[0].length;
-      return { kind: family.kind, start: end - value.length, end };
+      const start = end - value.length;
+      // A column of a CSV header ("npi,license_no" and a row below) labels no value of its own:
+      // the row's first cell is another column's.
+      if (text.charCodeAt(at - 1) === 44 && text.slice(at, start).includes("\n")) return null;
+      return { kind: family.kind, start, end };
     }
   }
   return null;
@@ -481,6 +485,15 @@ function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
   return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
 }
 
+/**
+ * A number that a word of codes or settings stands right before, or heads the list it is in:
+ * "CPT 99213", "fee schedule: 90834, 90837", `"cpt": "97110"`, "radius_m: 16093", "batch id
+ * 80231", "regions 10001 through 10009". Where a text speaks of ZIPs, its other five digits are
+ * still these.
+ */
+const CODE_LIST_BEFORE =
+  /\b(?:cpts?|hcpcs|(?<!(?:zip|postal|post)[\s_-]?)codes?|fee schedule|procedures?|batch|radius\w*|meters?|units?|regions?|versions?|build|port)["']?(?:[\s,:;=()"'/&-]|\b(?:ids?|no|#|and|or|through|to)\b|\d{5}\b)*$/i;
+
 /** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
 function notStateCellZip(_text: string, match: RegExpExecArray): boolean {
   const state = match[0].slice(0, match[0].length - (match[1] ?? "").length).replace(/["'\s,|;\t]+$/, "");
@@ -492,11 +505,16 @@ function notStateCellZip(_text: string, match: RegExpExecArray): boolean {
 }
 
 /**
- * Ten digits that no North American number can be (an area code or exchange starting 0 or 1),
- * with a valid NPI check digit (Luhn over "80840" and the ten digits), in a text that mentions NPIs.
+ * Ten digits that no North American number can be (an area code or exchange starting 0 or 1), in
+ * a text that mentions NPIs: an NPI, valid or not ("isValidNpi('1234567890')" tests a bad one).
  */
 function isNpiNotPhone(value: string, text: string): boolean {
-  return value.length === 10 && !/^[2-9]\d\d[2-9]/.test(value) && /npi/i.test(text) && luhnValid(`80840${value}`);
+  return value.length === 10 && !/^[2-9]\d\d[2-9]/.test(value) && /npi/i.test(text);
+}
+
+/** Ten digits with an NPI's check digit (Luhn over "80840" and the digits), in a text about NPIs: a provider's number, not a record's. */
+function isNpi(value: string, text: string): boolean {
+  return value.length === 10 && /npi/i.test(text) && luhnValid(`80840${value}`);
 }
 
 function intlPhoneKeep(value: string): number {
@@ -1164,12 +1182,14 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     needs: "digit",
     cue: /(?<!\[)\b(?:mrns?|medical records?|record numbers?|charts?|chart numbers?|patient[ _-]?ids?|emr|ehr|hospital numbers?)\b(?!\])/i,
     pattern: rx(String.raw`(?<![\w.\-])\d{6,10}(?![\w\-]|\.\d)`),
+    veto: (text, match) => isNpi(match[0], text),
   },
   {
     kind: "zip",
     needs: "digit",
     cue: /\b(?:zips?|zip ?codes?|postal|postcodes?)\b/i,
     pattern: rx(String.raw`(?<![\w.\-$])\d{5}(?:-\d{4})?(?![\w\-]|\.\d|\s{0,2}(?:%|ms|mg|requests?|rows?|patients?))`),
+    veto: (text, match) => CODE_LIST_BEFORE.test(text.slice(Math.max(0, match.index - 80), match.index)),
   },
   {
     kind: "age",

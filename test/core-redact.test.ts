@@ -186,6 +186,10 @@ const benign: readonly string[] = [
   'mensagem: "a minha filha está com febre desde ontem, moramos na casa azul perto da escola"',
   // Five digits after a state cell that none of its ZIPs start with; "in" and "or" are words.
   "CA,12345 rows; in,46201 cases and or,97201 more",
+  // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.
+  "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
+  "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",
+  "npi,license_state\n1093817465,MN",
 ];
 
 describe("redact: examples", () => {
