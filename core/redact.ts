@@ -495,14 +495,15 @@ const CODE_LIST_BEFORE =
   /\b(?:cpts?|hcpcs|(?<!(?:zip|postal|post)[\s_-]?)codes?|fee schedule|procedures?|batch|radius\w*|meters?|units?|regions?|versions?|build|port)["']?(?:[\s,:;=()"'/&-]|\b(?:ids?|no|#|and|or|through|to)\b|\d{5}\b)*$/i;
 
 /** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
-function notStateCellZip(_text: string, match: RegExpExecArray): boolean {
-  const state = match[0].slice(0, match[0].length - (match[1] ?? "").length).replace(/["'\s,|;\t]+$/, "");
+function notStateCellZip(text: string, match: RegExpExecArray): boolean {
+  const state = STATE_CELL_BEFORE.exec(text.slice(Math.max(0, match.index - 24), match.index))?.[1] ?? "";
   const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
   const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
   if (ranges === undefined) return true;
-  const prefix = Number((match[1] ?? "").slice(0, 3));
+  const prefix = Number(match[0].slice(0, 3));
   return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
 }
+const STATE_CELL_BEFORE = new RegExp(String.raw`(?<![\p{L}\d])(${STATES}|${STATE_NAMES}|[a-z]{2})${CELL}$`, "u");
 
 /**
  * Ten digits that no North American number can be (an area code or exchange starting 0 or 1), in
@@ -1067,7 +1068,7 @@ const detectors: readonly Detector[] = [
     kind: "zip",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<![\p{L}\d])(?:${STATES}|${STATE_NAMES}|(?<=[,|;\t]["']?)[a-z]{2})${CELL}(\d{5}(?:-\d{4})?)(?![\w\-])`,
+      String.raw`${AT_DIGIT}(?<=(?<![\p{L}\d])(?:${STATES}|${STATE_NAMES}|(?<=[,|;\t]["']?)[a-z]{2})${CELL})\d{5}(?:-\d{4})?(?![\w\-])`,
       "gu",
     ),
     veto: notStateCellZip,
