@@ -59,6 +59,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Fitbit tracker id 7F2A91B0C3", "Fitbit tracker id [DEVICE_ID]"],
   ["NHS number 943 476 5919", "NHS number [MRN]"],
   ["GMC number 7041192 for the referrer", "GMC number [LICENSE] for the referrer"],
+  // An IN1 segment's group number, and its insured written a field early; a relationship code stays.
+  [
+    "IN1|1|BCBSIL|00620|BLUE CROSS||||GRP4471|||||||BURNS^MARGARET|SELF|19590227",
+    "IN1|1|BCBSIL|00620|BLUE CROSS||||[MEMBER_ID]|||||||[NAME]^[NAME]|SELF|[DOB]",
+  ],
   ["su cita es el 5 de agosto a las 10", "su cita es el [DATE] a las 10"],
   // Ages over 89.
   ["a 92-year-old woman", "a [AGE] woman"],

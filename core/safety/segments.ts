@@ -35,7 +35,7 @@ const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, IdentifierKind
   },
   NK1: { 2: "name", 4: "address", 5: "phone", 6: "phone" },
   GT1: { 3: "name", 5: "address", 6: "phone", 7: "phone", 8: "dob", 12: "ssn" },
-  IN1: { 16: "name", 18: "dob", 19: "address", 36: "member_id", 49: "member_id" },
+  IN1: { 8: "member_id", 16: "name", 18: "dob", 19: "address", 36: "member_id", 49: "member_id" },
   MRG: { 1: "mrn", 7: "name" },
 };
 
@@ -97,16 +97,29 @@ function* segmentsOf(
   }
 }
 
+/**
+ * The insured's name and birth date one field early, as hand-written IN1 segments often have them
+ * (a bar short before IN1-16): a name of components, a date of eight digits.
+ */
+function shiftedInsured(field: string, i: number): IdentifierKind | undefined {
+  if (i >= 15 && i <= 17 && /^(?:19|20)\d{6}$/.test(field)) return "dob";
+  if (i === 15 && /^[\p{L}'’ -]+\^[\p{L}'’ ^-]+$/u.test(field)) return "name";
+  return undefined;
+}
+
+/** HL7 relationship codes, where a shifted segment puts one in a name's field: no one's name. */
+const RELATIONSHIP_CODES = new Set(["SEL", "SELF", "SPO", "CHD", "DEP", "EMP", "OTH", "PAR", "MTH", "FTH", "GRD"]);
+
 function hl7(text: string, spans: SegmentSpan[]): void {
   for (const { fields, offsets } of segmentsOf(text, HL7_SEGMENT, "|")) {
     const kinds = HL7_FIELDS[fields[0] ?? ""] ?? {};
     fields.forEach((field, i) => {
-      const kind = kinds[i];
+      const kind = kinds[i] ?? (fields[0] === "IN1" ? shiftedInsured(field, i) : undefined);
       if (i === 0 || kind === undefined) return;
       let componentAt = offsets[i] ?? 0;
       for (const component of field.split(/[\^~&]/)) {
         // Identifier type codes and assigning authorities ("MRN", "SS", "HOSP") are kept.
-        const typeCode = kind !== "name" && /^[A-Z]{1,5}$/.test(component);
+        const typeCode = kind === "name" ? RELATIONSHIP_CODES.has(component) : /^[A-Z]{1,5}$/.test(component);
         if (!typeCode) push(spans, kind, componentAt, component);
         componentAt += component.length + 1;
       }
