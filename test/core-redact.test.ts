@@ -17,6 +17,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "[13:02] nadia: eligibility says inactive\n[13:03] caller: ok",
     "[13:02] [NAME]: eligibility says inactive\n[13:03] caller: ok",
   ],
+  // Speakers at the start of a transcript's lines; a header stays.
+  [
+    "Subject: standup\nHoàng: reviewing the PR\nsummer: yep, it's on v0.9.2",
+    "Subject: standup\n[NAME]: reviewing the PR\n[NAME]: yep, it's on v0.9.2",
+  ],
   // Scanned text: O for 0 and l or I for 1 inside numbers; an ICD-10 code is not repaired.
   ["Date of Service: O3/l2/2024", "Date of Service: [DATE]"],
   ["Ph0ne: (3O5) 555-Ol76", "Ph0ne: [PHONE]"],

@@ -438,6 +438,16 @@ const SPEAKER_ROLES = new Set(
   ),
 );
 
+/** Headers of an email or a ticket, at the start of a line before ": ". */
+const HEADER_WORDS = new Set("from to cc bcc subject date re fwd sent reply status summary".split(" "));
+
+/** A word alone at the start of a line, right before ": " (not "ALL CAPS:", a heading). */
+function isSpeakerAt(text: string, token: Token): boolean {
+  if (text.charCodeAt(token.end) !== 58 || (token.start > 0 && text.charCodeAt(token.start - 1) !== 10)) return false;
+  const after = text.charCodeAt(token.end + 1);
+  return (after === 32 || Number.isNaN(after)) && !(token.allCaps && token.text.length > 1);
+}
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -589,6 +599,25 @@ export function findNames(
     if (text.charCodeAt(token.start - 1) !== 32 && text.charCodeAt(token.start - 1) !== 9) continue;
     if (!CHAT_STAMP.test(text.slice(Math.max(0, token.start - 24), token.start))) continue;
     if (SPEAKER_ROLES.has(token.plain) || !vocab().names.has(fold(token.plain))) continue;
+    add(i, i + 1);
+  }
+
+  // 3e. The speaker at the start of a line, in a transcript (two lines or more start with a word
+  // and ": "), as stand-ups and pasted threads write them: "Hoàng: reviewing the PR", "mireia: try
+  // the neural one". A listed name, not a role, a header, a product's or a place's name.
+  let speakerLines = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token === undefined || covered[i] === 1 || !isSpeakerAt(text, token)) continue;
+    if (SPEAKER_ROLES.has(token.plain) || HEADER_WORDS.has(token.plain) || !vocab().names.has(fold(token.plain)))
+      continue;
+    // Not a product's or a place's name ("Slack:", "Georgia:").
+    const { orgs, places } = vocab();
+    if (orgs.has(fold(token.plain)) || places.has(fold(token.plain))) continue;
+    const known = standingOf(token.text, true);
+    if (known !== Standing.Strong && known !== Standing.Weak) continue;
+    if (speakerLines === -1) speakerLines = tokens.filter((other) => isSpeakerAt(text, other)).length;
+    if (speakerLines < 2) continue;
     add(i, i + 1);
   }
 

