@@ -223,14 +223,20 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "account",
-    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice${NO}|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo)${SEP}`,
+    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
     value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|${ID})`,
+  },
+  {
+    // "card ending 4417": the last digits of a card.
+    kind: "account",
+    label: String.raw`card${_}ending(?:${_}in)?\s{1,2}`,
+    value: String.raw`\d{4,9}(?![\w\-])`,
   },
   {
     kind: "license",
     label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?|(?:GMC|NMC|AHPRA)(?:${NO})?)${SEP}${STATE_PREFIX}`,
     // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0".
-    value: String.raw`(?:[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|${ID})`,
+    value: String.raw`(?:[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|[A-Z]\s\d{4,9}(?![\w\-])|${ID})`,
   },
   {
     kind: "device_id",
@@ -239,7 +245,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "vehicle",
-    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placa(?:\\s{1,2}mercosul)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
+    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placas?(?:\\s{1,2}mercosul)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
     value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,14}\d)[A-Z0-9]{1,4}(?:[\s\-][A-Z0-9]{1,5}){1,2}(?![\w\-])|${ID})`,
   },
   {
@@ -1083,13 +1089,14 @@ const detectors: readonly Detector[] = [
     veto: isSystemEventDate,
   },
   // A month and a day without a year ("6/18", "04/22"), where a date is being talked about: after
-  // "on", "appt", "visit", "DOS"… or in a list of such dates. Bare, "24/7" or "3/4" are not dates.
+  // "on", "appt", "visit", "DOS", a procedure ("biopsy done 09/08"), "return by"… or in a list of
+  // such dates. Bare, "24/7" or "3/4" are not dates.
   {
     kind: "date",
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?:(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d))`,
+      String.raw`${AT_DIGIT}(?:(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|(?:return(?:ed)?|back)\s{1,2}by)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d))`,
       "gi",
     ),
     veto: isSystemEventDate,

@@ -64,6 +64,16 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Fitbit tracker id 7F2A91B0C3", "Fitbit tracker id [DEVICE_ID]"],
   ["NHS number 943 476 5919", "NHS number [MRN]"],
   ["GMC number 7041192 for the referrer", "GMC number [LICENSE] for the referrer"],
+  // Dates of a procedure without a year; accounts, references and licences by their labels.
+  ["Biopsy done 09/08, results pending", "Biopsy done [DATE], results pending"],
+  ["readmitted 4/17 after the 2022 stroke", "readmitted [DATE] after the 2022 stroke"],
+  [
+    "Invoice INV-88120, refund check #004411, card ending 4417",
+    "Invoice [ACCOUNT], refund check #[ACCOUNT], card ending [ACCOUNT]",
+  ],
+  ["Prior auth reference PA#40019-88211; Rx number 6018842", "Prior auth reference PA#[ACCOUNT]; Rx number [ACCOUNT]"],
+  ["CLM*PT77120A*250***11:B:1*Y*A*Y*Y~", "CLM*[ACCOUNT]*250***11:B:1*Y*A*Y*Y~"],
+  ["CA Medical License G 88412 expired", "CA Medical License [LICENSE] expired"],
   // An IN1 segment's group number, and its insured written a field early; a relationship code stays.
   [
     "IN1|1|BCBSIL|00620|BLUE CROSS||||GRP4471|||||||BURNS^MARGARET|SELF|19590227",
@@ -196,6 +206,7 @@ const benign: readonly string[] = [
   'mensagem: "a minha filha está com febre desde ontem, moramos na casa azul perto da escola"',
   // Five digits after a state cell that none of its ZIPs start with; "in" and "or" are words.
   "CA,12345 rows; in,46201 cases and or,97201 more",
+  "the ratio is 3/4, 24/7 support, routing 500 faxes a day, the invoice template v2",
   // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.
   "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
   "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",

@@ -59,6 +59,9 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
       return elements[1] === "SY" || elements[1] === "0F" || elements[1] === "1W" || elements[1] === "6P"
         ? { 2: elements[1] === "SY" ? "ssn" : "member_id" }
         : {};
+    case "CLM":
+      // CLM01: the patient's account number with the provider.
+      return { 1: "account" };
     case "PER":
       return { 2: "name", 4: "phone", 6: "phone", 8: "phone" };
     default:
@@ -67,7 +70,7 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
 }
 
 const HL7_SEGMENT = /(?:^|[\r\n\s'"`])((?:PID|NK1|GT1|IN1|MRG)\|[^\r\n'"`]{1,2000})/g;
-const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER)\*[^~\r\n'"`]{1,400})/g;
+const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM)\*[^~\r\n'"`]{1,400})/g;
 
 function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: string): void {
   // Leading and trailing spaces of a field are not part of the value.
