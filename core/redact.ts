@@ -69,7 +69,7 @@ export function placeholder(kind: IdentifierKind): string {
  * Between a label and its value: spaces, `:`, `#`, `=`, "is", "of", "no.", a key's closing quote
  * (`"dob": "…`), a short parenthesis ("member id (Cigna) …"); at most four of them.
  */
-const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|es\b|é(?=\s)|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
+const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—|]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|as\b|es\b|é(?=\s)|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
 /** Between the words of a label: "member id", "member_id", "memberId", "member-id". */
 const _ = String.raw`[\s_\-.]{0,2}`;
 /** A label suffix: "member id", "member #", "member number", "member no." */
@@ -179,9 +179,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|NHS${NO}|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
     // An NHS number is printed 3-3-4: "943 476 5919".
-    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|${ID})`,
+    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|${ID})`,
   },
   {
     kind: "dob",
@@ -224,7 +224,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "account",
     label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
-    value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|${ID})`,
+    value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|\d{4}[ \-]\d{5}[ \-]\d(?![\w\-])|${ID})`,
   },
   {
     // "card ending 4417": the last digits of a card.
@@ -240,8 +240,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "device_id",
-    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
-    value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|${ID})`,
+    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|EPC|RFID${_}tag|android${_}id|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
+    value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|[A-Z]\s\d{5,12}(?![\w\-])|${ID})`,
   },
   {
     kind: "vehicle",
@@ -250,7 +250,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "zip",
-    label: `(?:zip(?:${_}code)?|zipcode|postal${_}code|post${_}code)${SEP}`,
+    label: `(?:zip(?:${_}code|[59])?|zipcode|postal${_}code|post${_}code)${SEP}`,
     value: String.raw`(?:\d{5}(?:-\d{4})?|\d{9}|\d(?: \d){4})(?![\w\-])`,
   },
   {

@@ -74,6 +74,12 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["Prior auth reference PA#40019-88211; Rx number 6018842", "Prior auth reference PA#[ACCOUNT]; Rx number [ACCOUNT]"],
   ["CLM*PT77120A*250***11:B:1*Y*A*Y*Y~", "CLM*[ACCOUNT]*250***11:B:1*Y*A*Y*Y~"],
   ["CA Medical License G 88412 expired", "CA Medical License [LICENSE] expired"],
+  [
+    "the tablet's IMEI as 86-471203-558219-4; EPC 3034257BF7194E4000001A85",
+    "the tablet's IMEI as [DEVICE_ID]; EPC [DEVICE_ID]",
+  ],
+  ["|MRN|0042-991-7| and Patient id 12.448.902", "|MRN|[MRN]| and Patient id [MRN]"],
+  ["Medicare card 2953 71694 1 (AU); where zip5 = '73102'", "Medicare card [ACCOUNT] (AU); where zip5 = '[ZIP]'"],
   // An IN1 segment's group number, and its insured written a field early; a relationship code stays.
   [
     "IN1|1|BCBSIL|00620|BLUE CROSS||||GRP4471|||||||BURNS^MARGARET|SELF|19590227",
@@ -207,6 +213,7 @@ const benign: readonly string[] = [
   // Five digits after a state cell that none of its ZIPs start with; "in" and "or" are words.
   "CA,12345 rows; in,46201 cases and or,97201 more",
   "the ratio is 3/4, 24/7 support, routing 500 faxes a day, the invoice template v2",
+  "RxBIN 610502 RxPCN MEDDPRIME RxGRP 8821; ur 2 visits; the version as 1.2.3",
   // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.
   "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
   "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",
