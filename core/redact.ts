@@ -121,6 +121,9 @@ const INTL_PHONE = String.raw`(?:\+\d{1,3}|0\d{1,4})(?:[\s.\-]\(?\d{1,8}\)?){1,5
 const STATES = `(?:A[KLRZ]|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ADEINOST]|N[CDEHJMVY]|O[HKR]|P[AR]|RI|S[CD]|T[NX]|UT|V[AIT]|W[AIVY])`;
 const STATE_NAMES =
   "(?:Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming)";
+/** Countries a postal address may end with: not a subdivision smaller than a state. */
+const COUNTRIES =
+  "(?:USA|United States|Canada|Mexico|México|Brazil|Brasil|Netherlands|Germany|Deutschland|France|Spain|España|Portugal|Italy|Ireland|United Kingdom|UK|England|Scotland|Wales|India|Philippines|Japan|China|Korea|Vietnam|Nigeria|Ghana|Kenya|South Africa|Australia|New Zealand|Colombia|Peru|Chile|Argentina|Cuba|Dominican Republic|Haiti|Jamaica|Honduras|Guatemala|El Salvador|Nicaragua|Venezuela|Ecuador|Poland|Ukraine|Russia|Turkey|Egypt|Pakistan|Bangladesh|Nepal|Thailand|Indonesia|Malaysia|Singapore)";
 /** A state before a value: "TX 04829173", "Texas plate …", "NY ZX21456T". */
 const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
@@ -875,13 +878,23 @@ const detectors: readonly Detector[] = [
     ),
     keep: postalLineKeep,
   },
+  // A street named with its type as a suffix, number after, as in Germany and the Netherlands
+  // ("Lindenstraße 42, 10969 Berlin", "Prinsengracht 263-1, 1016 GV Amsterdam").
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b\p{Lu}\p{Ll}{2,30}(?:stra(?:ß|ss)e|str\.|weg|gasse|platz|allee|damm|ring|gracht|straat|laan|plein|kade|dijk|singel|steeg)\s{1,2}\d{1,4}[a-z]{0,2}(?:-\d{1,3}[a-z]{0,2})?(?:,\s{1,2}\d{4,5}(?:\s[A-Z]{2})?\s\p{Lu}[\p{L}\-]+)?(?![\w\-])`,
+      "gu",
+    ),
+  },
   // Street type first, number after ("Rua das Flores 220, apto 51"), military mail ("PSC 1234,
   // Box 5678", "APO AE 09012"), and Wisconsin's grid ("W 210 N 4567 Pine Rd").
   {
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b(?:Rua|Calle|Avenida|Av\.|Rue|Via|Travessa|Alameda|Carrera)\s{1,2}(?:(?:das|dos|da|do|de|del|des|du|la|le|los|las)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s{1,2}){1,3}\d{1,6}(?:,?\s{1,2}(?:apto|apt|piso|depto|dpto|casa|bloco)\.?\s{0,2}\d{1,5})?|\b(?:PSC|CMR|Unit)\s{1,2}\d{1,5},?\s{1,2}Box\s{1,2}\d{1,5}(?:,?\s{1,2}(?:APO|FPO|DPO))?|\b[NSEW]\s?\d{1,4}\s{1,2}[NSEW]\s?\d{1,5}\s{1,2}(?:\p{Lu}\p{Ll}+\s{1,2}){1,3}${STREET_SUFFIX}\b\.?`,
+      String.raw`\b(?:[Rr]ua|[Cc]alle|[Aa]venida|Av\.|[Rr]ue|Via|[Tt]ravessa|[Aa]lameda|[Cc]arrera|[Cc]amino|[Pp]aseo|[Cc]alzada|[Ee]strada|[Pp]ra[çc]a|[Cc]arretera)\s{1,2}(?:(?:das|dos|da|do|de|del|des|du|la|le|los|las)\s{1,2})?(?:(?:\p{Lu}[\p{L}'’\-]+|\d{1,2}|de|del|da|do)\s{1,2}){0,3}\p{Lu}[\p{L}'’\-]+(?:\s{1,2}(?:#\s?)?\d{1,6}|,\s{1,2}\d{1,4}(?![\d\-]))(?:,?\s{1,2}(?:apto|apt|piso|depto|dpto|casa|bloco)\.?\s{0,2}\d{1,5})?|\b[Cc]alle\s{1,2}\d{1,3}\s{1,2}#\s?\d{1,6}|\b(?:PSC|CMR|Unit)\s{1,2}\d{1,5},?\s{1,2}Box\s{1,2}\d{1,5}(?:,?\s{1,2}(?:APO|FPO|DPO))?|\b[NSEW]\s?\d{1,4}\s{1,2}[NSEW]\s?\d{1,5}\s{1,2}(?:\p{Lu}\p{Ll}+\s{1,2}){1,3}${STREET_SUFFIX}\b\.?`,
       "gu",
     ),
   },
@@ -974,7 +987,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b\d{1,6}\s{1,3}(?:Rue|Calle|Camino|Avenida|Av\.|Via|Rua|Carrera|Paseo|Chemin|Strasse|Straße)\s{1,2}(?:(?:de|des|du|la|le|del|los|las|da|do|dos)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s?){1,3}|\b(?:Calle|Carrera|Avenida|Diagonal|Transversal)\s{1,2}\d{1,3}[A-Z]?\s{0,2}#\s{0,2}\d{1,3}-\d{1,3}|\b(?:RR|R\.R\.|[Rr]ural\s{1,2}[Rr]oute|RURAL\s{1,2}ROUTE|HC|Star\s{1,2}Route)\s{0,2}\d{1,3},?\s{1,2}(?:Box|BOX|box)\s{1,2}\d{1,5}[a-zA-Z]?|\bPMB\s{0,2}#?\s{0,2}\d{1,6}\b|\b\d{1,6}\s{1,2}[NSEW]\.?\s{1,2}\p{Lu}\p{Ll}{2,20}\b`,
+      String.raw`\b\d{1,6}\s{1,3}(?:Rue|Calle|Camino|Avenida|Av\.|Via|Rua|Carrera|Paseo|Chemin|Strasse|Straße)\s{1,2}(?:(?:de|des|du|la|le|del|los|las|da|do|dos)\s{1,2})?(?:\p{Lu}[\p{L}'’\-]+\s?){1,3}|\b(?:Calle|Carrera|Avenida|Diagonal|Transversal)\s{1,2}\d{1,3}[A-Z]?\s{0,2}#\s{0,2}\d{1,3}-\d{1,3}|\b(?:RR|R\.R\.|[Rr]ural\s{1,2}[Rr]oute|RURAL\s{1,2}ROUTE|HC|Star\s{1,2}Route|RFD|[Rr]oute|[Rr]te)\s{0,2}\d{1,3},?\s{1,2}(?:Box|BOX|box)\s{1,2}\d{1,5}[a-zA-Z]?|\b[Bb]ox\s{1,2}\d{1,5}[a-zA-Z]?,?\s{1,2}(?:RR|[Rr]te|[Rr]oute|RFD)\s{0,2}\d{1,3}\b|\bPOB\s{0,2}\d{1,6}\b|\bPMB\s{0,2}#?\s{0,2}\d{1,6}\b|\b\d{1,6}\s{1,2}[NSEW]\.?\s{1,2}\p{Lu}\p{Ll}{2,20}\b`,
       "gu",
     ),
   },
@@ -1041,7 +1054,7 @@ const detectors: readonly Detector[] = [
     needs: "placeholder",
     placeholders: true,
     pattern: rx(
-      String.raw`(?=\p{Lu})(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?(?:,\s{1,2}|${CELL})(?:\[ZIP\]\s{1,2})?)(?:(?!(?:${STATE_NAMES}|${STATES})\b)\p{Lu}[\p{L}'’.\-]+\s?){1,3}(?<!['’])(?=[,;.\s"'|]|$)`,
+      String.raw`(?=\p{Lu})(?<=\[ADDRESS\](?:\s{1,2}\d{1,4})?(?:,\s{1,2}|${CELL})(?:\[ZIP\]\s{1,2})?)(?:(?!(?:${STATE_NAMES}|${STATES}|${COUNTRIES})\b)\p{Lu}(?:[a-z]{1,2}\.|[\p{L}'’\-]*\p{L})\s?){1,3}(?<!['’])(?=[,;.\s"'|]|$)`,
       "gu",
     ),
   },

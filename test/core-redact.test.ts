@@ -52,6 +52,12 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["adresse: 27 rue des Martyrs, 75009 Paris — the clinic", "adresse: [ADDRESS] — the clinic"],
   ["dirección: Calle de Alcalá 112, 3º izq., 28009 Madrid. el paciente", "dirección: [ADDRESS]. el paciente"],
   ["Home address: 1402 Elm Ridge Dr, Apt 3, Dayton OH 45402", "Home address: [ADDRESS] OH [ZIP]"],
+  // Streets named with their type, first or last, rural routes; a country after the city stays.
+  ["Adresse: Lindenstraße 42, 10969 Berlin — the clinic", "Adresse: [ADDRESS] — the clinic"],
+  ["vivo en la calle Juárez 214, colonia Centro", "vivo en la [ADDRESS], colonia Centro"],
+  ["lives at 9 Rue des Lilas, 75019", "lives at [ADDRESS], [ZIP]"],
+  ["Route 4 Box 88A; POB 3307", "[ADDRESS]; [ADDRESS]"],
+  ["Prinsengracht 263-2, 1016 GV Amsterdam, Netherlands. The form", "[ADDRESS], Netherlands. The form"],
   // Rows of a table or a CSV: the city and the ZIP cells after an address, a ZIP after its state.
   ['"Jane Roe","12 Oak St","Montpelier","VT","05672"', '"[NAME]","[ADDRESS]","[ADDRESS]","VT","[ZIP]"'],
   ["|12 Oak St|Chicago|60623|", "|[ADDRESS]|[ADDRESS]|[ZIP]|"],
@@ -214,6 +220,7 @@ const benign: readonly string[] = [
   "CA,12345 rows; in,46201 cases and or,97201 more",
   "the ratio is 3/4, 24/7 support, routing 500 faxes a day, the invoice template v2",
   "RxBIN 610502 RxPCN MEDDPRIME RxGRP 8821; ur 2 visits; the version as 1.2.3",
+  "the Weg 2 migration, Ring 3 access and Calle 2 of the api",
   // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.
   "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
   "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",
