@@ -338,6 +338,10 @@ function collectLabelled(text: string, found: Claim[]): void {
 
 const POSTAL_STATE = new RegExp(String.raw`[\s,]{1,3}(?:${STATES}|${STATE_NAMES}|CDMX)(?![\p{L}\d])`, "u");
 
+/** A street's name with its type as a suffix, before its house number (see the detector). */
+const STREET_NAME_BEFORE =
+  /\b\p{Lu}\p{Ll}{2,30}(?:stra(?:ß|ss)e|str\.|weg|gasse|platz|allee|damm|ring|gracht|straat|laan|plein|kade|dijk|singel|steeg)\s{1,2}$/u;
+
 /** A postal line holds a number and a word, and ends on neither a comma nor a small word. */
 function postalLineKeep(value: string): number {
   // A US state is kept (not an identifier), and the ZIP after it is the ZIP detectors'.
@@ -575,7 +579,15 @@ interface Detector {
   veto?: (text: string, match: RegExpExecArray) => boolean | "keep";
   /** It reads placeholders of an earlier pass ("[ADDRESS], Boca Raton"), so later passes run it too. */
   placeholders?: true;
+  /**
+   * What, right before a match, belongs to its value (a pattern ending in `$`, tried on the
+   * `REACH` characters before): a pattern can then start at a rare character, the rest taken after.
+   */
+  reach?: RegExp;
 }
+
+/** How far before a match a detector's `reach` looks. */
+const REACH = 200;
 
 /**
  * Put before a leading look-behind: the engine tries a pattern at every position of the text and
@@ -727,10 +739,13 @@ const detectors: readonly Detector[] = [
   {
     kind: "email",
     needs: "spelled",
+    // Found from its spoken "at" (rare), the local part before it taken by `reach`: tried from
+    // every word, the local part's scan cost more than any other detector on long prompts.
     pattern: rx(
-      String.raw`\b[a-z0-9._\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9_\-]{1,40}){0,3}${SPOKEN("at")}[a-z0-9\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9\-]{1,40}){0,3}${SPOKEN("dot|period")}(?:com|org|net|edu|gov|io|[a-z]{2})\b`,
+      String.raw`(?<=[a-z0-9._\-])${SPOKEN("at")}[a-z0-9\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9\-]{1,40}){0,3}${SPOKEN("dot|period")}(?:com|org|net|edu|gov|io|[a-z]{2})\b`,
       "gi",
     ),
+    reach: new RegExp(String.raw`\b[a-z0-9._\-]{1,40}(?:${SPOKEN("dot|period")}[a-z0-9_\-]{1,40}){0,3}$`, "i"),
   },
   {
     kind: "account",
@@ -873,7 +888,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "postalLabel",
     pattern: rx(
-      String.raw`(?<=(?:\b[Aa]ddress|\bADDRESS|\b[Aa]ddr|\b[Aa]dresse?|\bANSCHRIFT|\b[Aa]nschrift|\b[Dd]irecci[oó]n|\b[Dd]omicilio|\b[Ee]ndere[cç]o|\b[Mm]orada|\b[Ii]ndirizzo)(?:\s{1,2}(?:du|de|do|da|del)\s{1,2}\p{L}+)?\s{0,2}:\s{0,2})(?!\[)${POSTAL_WORD}(?:(?:,\s{1,2}|\s{1,2}(?:-\s{1,2})?|\s{0,2}\/\s{0,2})${POSTAL_WORD}){1,15}`,
+      String.raw`\b(?:[Aa]ddress|ADDRESS|[Aa]ddr|[Aa]dresse?|ANSCHRIFT|[Aa]nschrift|[Dd]irecci[oó]n|[Dd]omicilio|[Ee]ndere[cç]o|[Mm]orada|[Ii]ndirizzo)(?:\s{1,2}(?:du|de|do|da|del)\s{1,2}\p{L}+)?\s{0,2}:\s{0,2}(?!\[)(${POSTAL_WORD}(?:(?:,\s{1,2}|\s{1,2}(?:-\s{1,2})?|\s{0,2}\/\s{0,2})${POSTAL_WORD}){1,15})`,
       "gu",
     ),
     keep: postalLineKeep,
@@ -884,9 +899,11 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b\p{Lu}\p{Ll}{2,30}(?:stra(?:ß|ss)e|str\.|weg|gasse|platz|allee|damm|ring|gracht|straat|laan|plein|kade|dijk|singel|steeg)\s{1,2}\d{1,4}[a-z]{0,2}(?:-\d{1,3}[a-z]{0,2})?(?:,\s{1,2}\d{4,5}(?:\s[A-Z]{2})?\s\p{Lu}[\p{L}\-]+)?(?![\w\-])`,
+      String.raw`${AT_DIGIT}(?<=\b\p{Lu}\p{Ll}{2,30}(?:stra(?:ß|ss)e|str\.|weg|gasse|platz|allee|damm|ring|gracht|straat|laan|plein|kade|dijk|singel|steeg)\s{1,2})\d{1,4}[a-z]{0,2}(?:-\d{1,3}[a-z]{0,2})?(?:,\s{1,2}\d{4,5}(?:\s[A-Z]{2})?\s\p{Lu}[\p{L}\-]+)?(?![\w\-])`,
       "gu",
     ),
+    // The match starts at the house number; the street's name before it is part of the address.
+    reach: STREET_NAME_BEFORE,
   },
   // Street type first, number after ("Rua das Flores 220, apto 51"), military mail ("PSC 1234,
   // Box 5678", "APO AE 09012"), and Wisconsin's grid ("W 210 N 4567 Pine Rd").
@@ -1329,19 +1346,20 @@ function overlaps(spans: readonly Claim[], start: number, end: number): boolean 
 }
 
 function collect(detector: Detector, text: string, found: Claim[]): void {
-  const { pattern, kind, keep, veto } = detector;
+  const { pattern, kind, keep, veto, reach } = detector;
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     const value = matchedValue(match);
-    const start = match.index + match[0].length - value.length;
+    const valueStart = match.index + match[0].length - value.length;
     const vetoed = veto?.(text, match) ?? false;
-    if (vetoed === "keep" && !overlaps(found, start, start + value.length)) {
-      found.push({ kind: KEEP, start, end: start + value.length });
+    if (vetoed === "keep" && !overlaps(found, valueStart, valueStart + value.length)) {
+      found.push({ kind: KEEP, start: valueStart, end: valueStart + value.length });
       continue;
     }
     const length = vetoed ? 0 : keep ? keep(value) : value.length;
-    if (length > 0 && !overlaps(found, match.index, start + length)) {
-      found.push({ kind, start, end: start + length });
+    const start = valueStart - (reach?.exec(text.slice(Math.max(0, valueStart - REACH), valueStart))?.[0].length ?? 0);
+    if (length > 0 && !overlaps(found, Math.min(match.index, start), valueStart + length)) {
+      found.push({ kind, start, end: valueStart + length });
     } else {
       // Its label may sit in text already claimed ("45 Elm Dr. Dr. Who"): look again just after.
       pattern.lastIndex = match.index + 1;
