@@ -1408,9 +1408,10 @@ const PROTECTED = [
   // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
   /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
   // Values that stand for "unknown" in data (a ZIP of 00000 or 99999, a date of 1900-01-01 or
-  // 9999-12-31; but right after a birth label a date is a birth date), and a number compared in
+  // 9999-12-31; but right after a birth label a date is a birth date, and after an identifier's
+  // label, the value is redacted whatever it is), and a number compared in
   // code ("age >= 90"): nobody's identifiers.
-  /(?=\d)(?<![\w\-/.])(?<!\b(?:DOB|D\.O\.B\.?|date\s?of\s?birth|birth\s?date|born(?:\s(?:on|in))?)[\s:="']{0,4})(00000|99999|1900-01-01|0001-01-01|9999-12-31|1899-12-30|0?1\/0?1\/1900)(?![\w\-/]|\.\d)/gi,
+  /(?=\d)(?<![\w\-/.])(?<!\b(?:DOB|D\.O\.B\.?|date\s?of\s?birth|birth\s?date|born(?:\s(?:on|in))?|MRN|MR#|ID|member|account|acct|policy|claim|serial)[\s:="'#]{0,4})(00000|99999|1900-01-01|0001-01-01|9999-12-31|1899-12-30|0?1\/0?1\/1900)(?![\w\-/]|\.\d)/gi,
   /(?=[<>=!])(?<!<\/?[\w:-]{1,40})(?:[<>]=?|[=!]==?)\s{0,2}(\d{1,3})(?![\w.\-/:])(?!\S*@)/g,
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
   /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
@@ -1439,11 +1440,11 @@ type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
 const MONTH_NAME = "(?:January|February|March|April|May|June|July|August|September|October|November|December)";
 const DEPARTMENT =
   "(?:Cardiology|Orthopa?edics|Oncology|Radiology|Pediatrics|Paediatrics|Dermatology|Neurology|Urology|Nephrology|Gastroenterology|Pulmonology|Endocrinology|Rheumatology|Psychiatry|Ophthalmology|Obstetrics|Gynecology|Hematology|Pharmacy|Imaging|Laboratory|Pathology|Anesthesiology|Podiatry|Audiology|Optometry|Physical Therapy|Urgent Care|Primary Care|Family Medicine|Internal Medicine|Behavioral Health)";
-const FACILITY = `(?:General|Hospital|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|${DEPARTMENT})`;
+const FACILITY = `(?:General|Hospital|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|Elementary|School|Academy|College|University|Library|Church|Institute|${DEPARTMENT})`;
 /** Words after an eponym: "Addison's disease", "Heimlich maneuver", "Glasgow Coma Scale". */
 const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw)";
 const EPONYM =
-  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter)";
+  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core)";
 const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 const NOT_PEOPLE = [

@@ -72,6 +72,8 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["GMC number 7041192 for the referrer", "GMC number [LICENSE] for the referrer"],
   // Dates of a procedure without a year; accounts, references and licences by their labels.
   ["Biopsy done 09/08, results pending", "Biopsy done [DATE], results pending"],
+  // A sentinel value after an identifier's label is still redacted (fast-check found "MRN: 00000").
+  ["MRN: 00000", "MRN: [MRN]"],
   ["readmitted 4/17 after the 2022 stroke", "readmitted [DATE] after the 2022 stroke"],
   [
     "Invoice INV-88120, refund check #004411, card ending 4417",
@@ -221,6 +223,8 @@ const benign: readonly string[] = [
   "the ratio is 3/4, 24/7 support, routing 500 faxes a day, the invoice template v2",
   "RxBIN 610502 RxPCN MEDDPRIME RxGRP 8821; ur 2 visits; the version as 1.2.3",
   "the Weg 2 migration, Ring 3 access and Calle 2 of the api",
+  // Schools and procedures named after people.
+  "Mark Twain Elementary and Grace Hopper Middle School; Morse fall score; Nissen fundoplication",
   // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.
   "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
   "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",
