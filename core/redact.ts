@@ -486,17 +486,20 @@ for (const line of ZIP_PREFIX_TABLE.trim().split("\n")) {
 
 /** "California 99457 remote monitoring": a state, not after a comma, and five digits it never uses. */
 function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
-  if (/,\s{0,2}$/.test(text.slice(Math.max(0, match.index - 3), match.index))) return false;
-  const state = match[0].slice(0, match[0].length - (match[1] ?? "").length).trim();
+  const before = STATE_BEFORE.exec(text.slice(Math.max(0, match.index - 20), match.index));
+  const state = before?.[1] ?? "";
+  const stateAt = match.index - (before?.[0].length ?? 0);
+  if (/,\s{0,2}$/.test(text.slice(Math.max(0, stateAt - 3), stateAt))) return false;
   // "in 10027", "or 33101": the pattern ignores case, so a word like these reads as a state
   // abbreviation and the number is still taken for a ZIP (where people are, it usually is).
   if (state.length === 2 && state !== state.toUpperCase()) return false;
   const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
   const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
   if (ranges === undefined) return false;
-  const prefix = Number((match[1] ?? "").slice(0, 3));
+  const prefix = Number(match[0].slice(0, 3));
   return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
 }
+const STATE_BEFORE = new RegExp(String.raw`\b(${STATES}|${STATE_NAMES})\s{1,2}$`, "i");
 
 /**
  * A number that a word of codes or settings stands right before, or heads the list it is in:
@@ -911,7 +914,7 @@ const detectors: readonly Detector[] = [
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b(?:[Rr]ua|[Cc]alle|[Aa]venida|Av\.|[Rr]ue|Via|[Tt]ravessa|[Aa]lameda|[Cc]arrera|[Cc]amino|[Pp]aseo|[Cc]alzada|[Ee]strada|[Pp]ra[çc]a|[Cc]arretera)\s{1,2}(?:(?:das|dos|da|do|de|del|des|du|la|le|los|las)\s{1,2})?(?:(?:\p{Lu}[\p{L}'’\-]+|\d{1,2}|de|del|da|do)\s{1,2}){0,3}\p{Lu}[\p{L}'’\-]+(?:\s{1,2}(?:#\s?)?\d{1,6}|,\s{1,2}\d{1,4}(?![\d\-]))(?:,?\s{1,2}(?:apto|apt|piso|depto|dpto|casa|bloco)\.?\s{0,2}\d{1,5})?|\b[Cc]alle\s{1,2}\d{1,3}\s{1,2}#\s?\d{1,6}|\b(?:PSC|CMR|Unit)\s{1,2}\d{1,5},?\s{1,2}Box\s{1,2}\d{1,5}(?:,?\s{1,2}(?:APO|FPO|DPO))?|\b[NSEW]\s?\d{1,4}\s{1,2}[NSEW]\s?\d{1,5}\s{1,2}(?:\p{Lu}\p{Ll}+\s{1,2}){1,3}${STREET_SUFFIX}\b\.?`,
+      String.raw`\b(?:[Rr]ua|[Cc]alle|[Aa]venida|Av\.|Rue|Via|Travessa|Alameda|Carrera|Camino|Paseo|Calzada|Estrada|Pra[çc]a|Carretera)\s{1,2}(?:(?:das|dos|da|do|de|del|des|du|la|le|los|las)\s{1,2})?(?:(?:\p{Lu}[\p{L}'’\-]+|\d{1,2}|de|del|da|do)\s{1,2}){0,3}\p{Lu}[\p{L}'’\-]+(?:\s{1,2}(?:#\s?)?\d{1,6}|,\s{1,2}\d{1,4}(?![\d\-]))(?:,?\s{1,2}(?:apto|apt|piso|depto|dpto|casa|bloco)\.?\s{0,2}\d{1,5})?|\b[Cc]alle\s{1,2}\d{1,3}\s{1,2}#\s?\d{1,6}|\b(?:PSC|CMR|Unit)\s{1,2}\d{1,5},?\s{1,2}Box\s{1,2}\d{1,5}(?:,?\s{1,2}(?:APO|FPO|DPO))?|\b[NSEW]\s?\d{1,4}\s{1,2}[NSEW]\s?\d{1,5}\s{1,2}(?:\p{Lu}\p{Ll}+\s{1,2}){1,3}${STREET_SUFFIX}\b\.?`,
       "gu",
     ),
   },
@@ -1095,7 +1098,8 @@ const detectors: readonly Detector[] = [
   {
     kind: "zip",
     needs: "digit",
-    pattern: rx(String.raw`\b(?:${STATES}|${STATE_NAMES})\s{1,2}(\d{5}(?:-\d{4})?)(?![\w\-])`, "gi"),
+    // From the digits, the state looked behind for (and read again by the veto).
+    pattern: rx(String.raw`${AT_DIGIT}(?<=\b(?:${STATES}|${STATE_NAMES})\s{1,2})\d{5}(?:-\d{4})?(?![\w\-])`, "gi"),
     veto: notThatStatesZip,
   },
   // A state and a ZIP in neighbouring cells of a row ('"VT","05672"', "|CA|91501|",
