@@ -25,7 +25,9 @@
 
 import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
+import { fold } from "./safety/fold.ts";
 import { findSegmentIdentifiers } from "./safety/segments.ts";
+import { vocab } from "./safety/vocab.ts";
 
 export const identifierKinds = [
   "name",
@@ -509,6 +511,31 @@ const STATE_BEFORE = new RegExp(String.raw`\b(${STATES}|${STATE_NAMES})\s{1,2}$`
  */
 const CODE_LIST_BEFORE =
   /\b(?:cpts?|hcpcs|(?<!(?:zip|postal|post)[\s_-]?)codes?|fee schedule|procedures?|batch|radius\w*|meters?|units?|regions?|versions?|build|port)["']?(?:[\s,:;=()"'/&-]|\b(?:ids?|no|#|and|or|through|to)\b|\d{5}\b)*$/i;
+
+const MEDICARE_CUE = /\b(?:medicare|mbi)\b/i;
+const SERIAL_CUE =
+  /(?<!\[)\b(?:serials?|s\/n|sn|imei|udi|device[ _-]?(?:ids?|serials?)|transmitter|hearing aids?|pacemaker|implant)\b(?!\])/i;
+
+/** Whether `cue` is in `text`, asked once per text and cue however many matches ask (the last text is remembered). */
+function cueIn(cue: RegExp, text: string): boolean {
+  const seen = cueMemo.get(cue);
+  if (seen !== undefined && seen.text === text) return seen.hit;
+  const hit = cue.test(text);
+  cueMemo.set(cue, { text, hit });
+  return hit;
+}
+const cueMemo = new Map<RegExp, { text: string; hit: boolean }>();
+
+/** Words before a token that make it a product's or a build's, not a device's own number. */
+const NOT_A_SERIAL_BEFORE =
+  /\b(?:model|part|p\/n|ref|lot|sku|catalog(?:ue)?|cat|firmware|fw|version|ver|build|release|order|ticket|jira|issue|pr|commit|sha|tag|image|run|job|req(?:uest)?|trace)\b[\s#:=-]{0,3}(?:no\.?|number|#)?[\s#:=]{0,3}$/i;
+
+/** Whether the word right before `at` is a US city (a word of the place list that is no state). */
+function isCityBefore(text: string, at: number): boolean {
+  const word = /(\p{L}[\p{L}'’.-]{2,20}),?\s{1,2}$/u.exec(text.slice(Math.max(0, at - 26), at))?.[1];
+  return word !== undefined && vocab().places.has(fold(word)) && !STATE_WORD.test(word);
+}
+const STATE_WORD = new RegExp(String.raw`^(?:${STATE_NAMES})$`, "i");
 
 /** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
 function notStateCellZip(text: string, match: RegExpExecArray): boolean {
@@ -1093,6 +1120,28 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\b[A-Z][a-z]{1,20}(?:\s[A-Z][a-z]{1,20}){0,2}(?=,\s{1,2}${STATES}\s{1,2}\d{5}(?!\w))`),
   },
+  // Where a text speaks of Medicare, an MBI typed in lower case ("2mt6yf3gu90"); where it speaks
+  // of a device's serial, a serial-shaped token (capitals and digits, a letter and four digits at
+  // least, seven characters or more), not a model, part, lot or version. The token is looked for
+  // first (rare), the text's words after (a scan of the whole text).
+  {
+    kind: "member_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-])[1-9]${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}[${MBI_LETTER.slice(1, -1)}0-9]\d[\s\-]?${MBI_LETTER}{2}\d{2}(?![\w\-])`,
+      "gi",
+    ),
+    veto: (text) => !cueIn(MEDICARE_CUE, text),
+  },
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w\-.:/])(?=[A-Z0-9\-]{0,24}\d(?:-?\d){3})(?=[A-Z0-9\-]{0,24}[A-Z])[A-Z0-9](?:[A-Z0-9]|-(?=[A-Z0-9])){6,24}(?![\w\-]|\.\w)`,
+    ),
+    veto: (text, match) =>
+      !cueIn(SERIAL_CUE, text) || NOT_A_SERIAL_BEFORE.test(text.slice(Math.max(0, match.index - 24), match.index)),
+  },
   // "TX 75001". Outside an address line (no comma before the state), five digits that are not a
   // ZIP of that state are something else: "California 99457 remote monitoring" is a CPT code.
   {
@@ -1101,6 +1150,16 @@ const detectors: readonly Detector[] = [
     // From the digits, the state looked behind for (and read again by the veto).
     pattern: rx(String.raw`${AT_DIGIT}(?<=\b(?:${STATES}|${STATE_NAMES})\s{1,2})\d{5}(?:-\d{4})?(?![\w\-])`, "gi"),
     veto: notThatStatesZip,
+  },
+  // A US city and five digits: "columbus 43215", "Chicago 60623".
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\b\p{L}[\p{L}'’.\-]{2,20},?\s{1,2})\d{5}(?:-\d{4})?(?![\w\-]|\.\d|\s{0,2}(?:%|ms|mg|requests?|rows?|patients?|people|calls?|messages?|visits?))`,
+      "gu",
+    ),
+    veto: (text, match) => !isCityBefore(text, match.index),
   },
   // A state and a ZIP in neighbouring cells of a row ('"VT","05672"', "|CA|91501|",
   // "burbank,ca,91501"): only five digits that one of that state's ZIPs starts with.
@@ -1471,7 +1530,8 @@ const NOT_PEOPLE = [
   ),
   /(?=[A-Z])(?<=\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2})(?:January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
   /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace)s?\b)/g,
-  /(?<![\w:.-])(?:Hb)?A1c(?![\w:.-])/gi,
+  // Not inside an email's local part ("a1c!.a@a.aa", a fast-check counterexample).
+  /(?<![\w:.-])(?:Hb)?A1c(?![\w:.-])(?![^\s@<>()[\]]{0,64}@)/gi,
 ];
 
 /**

@@ -72,8 +72,16 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["GMC number 7041192 for the referrer", "GMC number [LICENSE] for the referrer"],
   // Dates of a procedure without a year; accounts, references and licences by their labels.
   ["Biopsy done 09/08, results pending", "Biopsy done [DATE], results pending"],
+  // Where a text speaks of serials or Medicare: a serial-shaped token, a lower-case MBI; a US city's ZIP.
+  ["the serial on the box is 8NLW302194. the app", "the serial on the box is [DEVICE_ID]. the app"],
+  ["she sent her medicare number: 2mt6yf3gu90", "she sent her medicare number: [MEMBER_ID]"],
+  ["new address, columbus 43215", "new address, columbus [ZIP]"],
   // A sentinel value after an identifier's label is still redacted (fast-check found "MRN: 00000").
   ["MRN: 00000", "MRN: [MRN]"],
+  // More fast-check counterexamples: "a1c" inside an email's local part, an HL7 field holding an
+  // earlier pass's placeholder (redact(redact(x)) must equal redact(x)).
+  ["a1c!.a@a.aa", "[EMAIL]"],
+  ["MRG| `a@a.aa", "MRG| [EMAIL]"],
   ["readmitted 4/17 after the 2022 stroke", "readmitted [DATE] after the 2022 stroke"],
   [
     "Invoice INV-88120, refund check #004411, card ending 4417",
@@ -223,6 +231,7 @@ const benign: readonly string[] = [
   "the ratio is 3/4, 24/7 support, routing 500 faxes a day, the invoice template v2",
   "RxBIN 610502 RxPCN MEDDPRIME RxGRP 8821; ur 2 visits; the version as 1.2.3",
   "the Weg 2 migration, Ring 3 access and Calle 2 of the api",
+  "serial numbers: model PM2272X9, firmware FW2024R1, lot LOT88231A; boston 10000 patients",
   // Schools and procedures named after people.
   "Mark Twain Elementary and Grace Hopper Middle School; Morse fall score; Nissen fundoplication",
   // Codes and settings in a text that speaks of ZIPs; NPIs, valid or not, where NPIs are meant.

@@ -73,9 +73,10 @@ const HL7_SEGMENT = /(?:^|[\r\n\s'"`])((?:PID|NK1|GT1|IN1|MRG)\|[^\r\n'"`]{1,200
 const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM)\*[^~\r\n'"`]{1,400})/g;
 
 function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: string): void {
-  // Leading and trailing spaces of a field are not part of the value.
+  // Leading and trailing spaces of a field are not part of the value; a placeholder an earlier
+  // pass left ("MRG| [EMAIL]") is redacted already, as what it was.
   const trimmed = value.trim();
-  if (trimmed.length === 0) return;
+  if (trimmed.length === 0 || /^\[[A-Z_]+\]$/.test(trimmed)) return;
   const offset = value.indexOf(trimmed);
   spans.push({ kind, start: start + offset, end: start + offset + trimmed.length });
 }
