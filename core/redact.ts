@@ -535,7 +535,7 @@ function isCityBefore(text: string, at: number): boolean {
   const word = /(\p{L}[\p{L}'’.-]{2,20}),?\s{1,2}$/u.exec(text.slice(Math.max(0, at - 26), at))?.[1];
   return word !== undefined && vocab().places.has(fold(word)) && !STATE_WORD.test(word);
 }
-const STATE_WORD = new RegExp(String.raw`^(?:${STATE_NAMES})$`, "i");
+const STATE_WORD = new RegExp(`^(?:${STATE_NAMES})$`, "i");
 
 /** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
 function notStateCellZip(text: string, match: RegExpExecArray): boolean {
