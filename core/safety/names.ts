@@ -5,9 +5,9 @@
  * words), then every other occurrence of a name already found.
  *
  * The lists come from maintained packages through `vocab.ts`: human names of many cultures,
- * the most common English words (and, for a lower-case word, Spanish and Portuguese ones), company
- * and software names, US states and cities. A word's
- * standing decides what it can be part of:
+ * the most common English words (and, for a lower-case word, Spanish and Portuguese ones),
+ * company and software names, US states and cities. A word's standing decides what it can be
+ * part of:
  * - strong: a name that is not also a common word, a company or a place ("Priya", "Okafor");
  * - weak: a name that is also one of those ("Grace", "Park", "Georgia");
  * - unknown: capitalised and in no list at all ("Chidi", "Redcloud"), which can complete a name
@@ -606,14 +606,14 @@ export function findNames(
   // and ": "), as stand-ups and pasted threads write them: "Hoàng: reviewing the PR", "mireia: try
   // the neural one". A listed name, not a role, a header, a product's or a place's name.
   let speakerLines = -1;
+  const { names, orgs, places } = vocab();
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i];
     if (token === undefined || covered[i] === 1 || !isSpeakerAt(text, token)) continue;
-    if (SPEAKER_ROLES.has(token.plain) || HEADER_WORDS.has(token.plain) || !vocab().names.has(fold(token.plain)))
-      continue;
-    // Not a product's or a place's name ("Slack:", "Georgia:").
-    const { orgs, places } = vocab();
-    if (orgs.has(fold(token.plain)) || places.has(fold(token.plain))) continue;
+    if (SPEAKER_ROLES.has(token.plain) || HEADER_WORDS.has(token.plain)) continue;
+    // A listed name, not a product's or a place's ("Slack:", "Georgia:").
+    const folded = fold(token.plain);
+    if (!names.has(folded) || orgs.has(folded) || places.has(folded)) continue;
     const known = standingOf(token.text, true);
     if (known !== Standing.Strong && known !== Standing.Weak) continue;
     if (speakerLines === -1) speakerLines = tokens.filter((other) => isSpeakerAt(text, other)).length;

@@ -34,8 +34,9 @@ export interface Vocab {
   /** The ~10,000 most common English words. */
   common: Bloom;
   /**
-   * The most common Spanish and Portuguese words that are no first name: in lower case, "sola" or
-   * "casa" in a patient's message is a word, though a list of surnames holds it.
+   * The most common Spanish and Portuguese words that are no name given in those languages or in
+   * English: in lower case, "sola" or "casa" in a patient's message is a word, though a list of
+   * surnames holds it.
    */
   commonElsewhere: Bloom;
   /** Company, product and software names. */
