@@ -122,9 +122,11 @@ function frequentWords(language: string, dictionary: readonly string[]): string[
   const frequent = readFileSync(join(frequentDir, "build/resources", `${language}.txt`), "utf8").split("\n");
   return [...words(frequent)].filter((word) => known.has(word) && !givenNames.has(word) && !common.has(word));
 }
+const spanishWords = JSON.parse(readFileSync(join(spanishDir, "index.json"), "utf8")) as string[];
+const portugueseWords = JSON.parse(readFileSync(join(portugueseDir, "words.json"), "utf8")) as string[];
 const commonElsewhere = new Set([
-  ...frequentWords("spanish", JSON.parse(readFileSync(join(spanishDir, "index.json"), "utf8")) as string[]),
-  ...frequentWords("portuguese", JSON.parse(readFileSync(join(portugueseDir, "words.json"), "utf8")) as string[]),
+  ...frequentWords("spanish", spanishWords),
+  ...frequentWords("portuguese", portugueseWords),
 ]);
 
 const medicalDir = packageDir("@cspell/dict-medicalterms", "cspell-ext.json");
@@ -134,9 +136,10 @@ const medical = new Set([...words(cspellWords(medicalText))].filter((word) => !c
 const peopleDir = packageDir("@cspell/dict-people-names", "cspell-ext.json");
 const people = cspellWords(readFileSync(join(peopleDir, "dict/people-names.txt"), "utf8"));
 // A larger list scraped from censuses and social media also holds words ("the", "send",
-// "reminder", "niño", "Tuesday", "Quebec"): only its entries that no English word list (SCOWL up
-// to size 70), no medical, software, Spanish or Portuguese list, no place of any faker locale and
-// no day or month name is are taken, which leaves names ("Femi", "Jaspreet", "Niamh").
+// "reminder", "niño", "Tuesday", "Quebec"): only the entries found in no English word list (SCOWL
+// up to size 70), no medical, software, Spanish or Portuguese list, nowhere in any faker locale's
+// location data (places, streets) and not a day's or a month's name are taken, which leaves names
+// ("Femi", "Jaspreet", "Niamh").
 const humanDir = packageDir("humannames", "package.json");
 const CALENDAR =
   /^(?:mon|tues|wednes|thurs|fri|satur|sun)day$|^(?:january|february|march|april|june|july|august|september|october|november|december)$/;
@@ -169,10 +172,7 @@ const software = words([
   ...cspellWords(readFileSync(join(companiesDir, "dict/companies.txt"), "utf8")),
   ...softwareTerms,
 ]);
-const iberian = words([
-  ...(JSON.parse(readFileSync(join(spanishDir, "index.json"), "utf8")) as string[]),
-  ...(JSON.parse(readFileSync(join(portugueseDir, "words.json"), "utf8")) as string[]),
-]);
+const iberian = words([...spanishWords, ...portugueseWords]);
 const everyPlace = words(
   Object.values(allLocales).flatMap((definition) => flatten((definition as { location?: unknown }).location)),
 );
