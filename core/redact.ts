@@ -495,11 +495,19 @@ function notThatStatesZip(text: string, match: RegExpExecArray): boolean {
   // "in 10027", "or 33101": the pattern ignores case, so a word like these reads as a state
   // abbreviation and the number is still taken for a ZIP (where people are, it usually is).
   if (state.length === 2 && state !== state.toUpperCase()) return false;
+  return zipOfState(state, match[0]) === false;
+}
+
+/**
+ * Whether one of the ZIP codes of `state` (a code like "TX" in any case, or a name) starts like
+ * `zip`; undefined for a word that is no state.
+ */
+function zipOfState(state: string, zip: string): boolean | undefined {
   const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
   const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
-  if (ranges === undefined) return false;
-  const prefix = Number(match[0].slice(0, 3));
-  return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
+  if (ranges === undefined) return undefined;
+  const prefix = Number(zip.slice(0, 3));
+  return ranges.some(([low, high]) => prefix >= low && prefix <= high);
 }
 const STATE_BEFORE = new RegExp(String.raw`\b(${STATES}|${STATE_NAMES})\s{1,2}$`, "i");
 
@@ -540,11 +548,7 @@ const STATE_WORD = new RegExp(`^(?:${STATE_NAMES})$`, "i");
 /** A state cell before a ZIP cell: vetoed unless the state's ZIPs start with those digits. */
 function notStateCellZip(text: string, match: RegExpExecArray): boolean {
   const state = STATE_CELL_BEFORE.exec(text.slice(Math.max(0, match.index - 24), match.index))?.[1] ?? "";
-  const code = state.length === 2 ? state.toUpperCase() : STATE_CODES.get(state.toLowerCase());
-  const ranges = code === undefined ? undefined : ZIP_PREFIXES.get(code);
-  if (ranges === undefined) return true;
-  const prefix = Number(match[0].slice(0, 3));
-  return !ranges.some(([low, high]) => prefix >= low && prefix <= high);
+  return zipOfState(state, match[0]) !== true;
 }
 const STATE_CELL_BEFORE = new RegExp(String.raw`(?<![\p{L}\d])(${STATES}|${STATE_NAMES}|[a-z]{2})${CELL}$`, "u");
 

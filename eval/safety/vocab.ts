@@ -162,16 +162,14 @@ const softwareTerms = [
     cspellWords(readFileSync(join(softwareDir, "dict", file), "utf8")),
   ),
 ];
-// Only capitalised entries: the software list also holds ordinary words ("build", "deploy").
-const orgs = words(
-  [...cspellWords(readFileSync(join(companiesDir, "dict/companies.txt"), "utf8")), ...softwareTerms].filter((entry) =>
-    /^\p{Lu}/u.test(entry),
-  ),
-);
-const software = words([
+const companiesAndSoftware = [
   ...cspellWords(readFileSync(join(companiesDir, "dict/companies.txt"), "utf8")),
   ...softwareTerms,
-]);
+];
+// Only capitalised entries: the software list also holds ordinary words ("build", "deploy").
+const orgs = words(companiesAndSoftware.filter((entry) => /^\p{Lu}/u.test(entry)));
+// Every entry, in any case: what a name list must not take from humannames.
+const software = words(companiesAndSoftware);
 const iberian = words([...spanishWords, ...portugueseWords]);
 const everyPlace = words(
   Object.values(allLocales).flatMap((definition) => flatten((definition as { location?: unknown }).location)),
