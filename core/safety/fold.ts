@@ -7,8 +7,15 @@
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
+/** Whether `text` is all ASCII: by hand for a word (most calls), where the pattern's set-up costs more than the loop. */
+function isAscii(text: string): boolean {
+  if (text.length > 32) return !NON_ASCII.test(text);
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 export function fold(text: string): string {
-  if (!NON_ASCII.test(text)) return text.toLowerCase();
+  if (isAscii(text)) return text.toLowerCase();
   return text
     .normalize("NFKC")
     .replace(/\p{Cf}/gu, "")

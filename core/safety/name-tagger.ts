@@ -161,18 +161,38 @@ function endsSentence(gap: string): boolean {
  */
 const usage = new WeakMap<readonly TaggerToken[], Map<string, number>>();
 
-function usageOf(tokens: readonly TaggerToken[]): Map<string, number> {
-  let map = usage.get(tokens);
-  if (map !== undefined) return map;
-  map = new Map();
-  for (let k = 0; k < tokens.length; k++) {
-    const token = tokens[k] as TaggerToken;
-    const seen = map.get(token.plain);
-    const bit = token.capitalised ? (k > 0 && !endsSentence(token.gap) ? 2 : 0) : 1;
-    map.set(token.plain, seen === undefined ? bit : seen | bit | 4);
+function usageBit(tokens: readonly TaggerToken[], k: number): number {
+  const token = tokens[k] as TaggerToken;
+  return token.capitalised ? (k > 0 && !endsSentence(token.gap) ? 2 : 0) : 1;
+}
+
+/** Tokens up to which a word's usage is counted where it is asked for, not mapped for all words. */
+const SCANNED_USAGE = 96;
+
+function usageOf(tokens: readonly TaggerToken[], plain: string): number {
+  // A short prompt scores a few words: a pass over its tokens for each costs less than a map.
+  if (tokens.length <= SCANNED_USAGE) {
+    let bits = 0;
+    let count = 0;
+    for (let k = 0; k < tokens.length; k++) {
+      if ((tokens[k] as TaggerToken).plain !== plain) continue;
+      bits |= usageBit(tokens, k);
+      count++;
+    }
+    return count > 1 ? bits | 4 : bits;
   }
-  usage.set(tokens, map);
-  return map;
+  let map = usage.get(tokens);
+  if (map === undefined) {
+    map = new Map();
+    for (let k = 0; k < tokens.length; k++) {
+      const token = tokens[k] as TaggerToken;
+      const seen = map.get(token.plain);
+      const bit = usageBit(tokens, k);
+      map.set(token.plain, seen === undefined ? bit : seen | bit | 4);
+    }
+    usage.set(tokens, map);
+  }
+  return map.get(plain) ?? 0;
 }
 
 /** The last two letters of a neighbour in lower case, with its case: "says" → s+"ys". */
@@ -211,7 +231,7 @@ export function tokenFeatures(
   const nextWord = next?.word ?? BOUNDARY;
   const after = next?.gap ?? 1;
   // Its own occurrence counts once: only what the rest of the prompt adds.
-  const doc = (usageOf(tokens).get(plain) ?? 0) & (own.sentenceStart || !token.capitalised ? 7 : 5);
+  const doc = usageOf(tokens, plain) & (own.sentenceStart || !token.capitalised ? 7 : 5);
   const nextEnding = endingOf(tokens[i + 1]);
   return [
     f(F.w, own.word),
@@ -278,13 +298,14 @@ const modelSchema = v.object({
 export type NameModelFile = v.InferOutput<typeof modelSchema>;
 
 export class NameTagger {
-  readonly #weights: Float32Array;
+  /** 16-bit, as stored: half the cache a float table would take (see model.ts). */
+  readonly #weights: Int16Array;
 
   constructor(readonly file: NameModelFile) {
     const bytes = Buffer.from(file.weights, "base64");
     const quantized = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     if (quantized.length !== 1 << file.bits) throw new Error("name model: table size does not match its bits");
-    this.#weights = Float32Array.from(quantized, (q) => q * file.scale);
+    this.#weights = quantized;
   }
 
   /** Whether token `i` is taken for part of a name: its score against its group's threshold. */
@@ -299,9 +320,10 @@ export class NameTagger {
 
   /** Log-odds that token `i` is part of a person's name. */
   score(tokens: readonly TaggerToken[], i: number, standingOf: StandingOf, medicalOf: MedicalOf): number {
-    let z = this.file.bias;
-    for (const index of tokenFeatures(tokens, i, this.file.bits, standingOf, medicalOf)) z += this.#weights[index] ?? 0;
-    return z;
+    let sum = 0;
+    for (const index of tokenFeatures(tokens, i, this.file.bits, standingOf, medicalOf))
+      sum += this.#weights[index] ?? 0;
+    return this.file.bias + sum * this.file.scale;
   }
 }
 

@@ -172,12 +172,12 @@ function standingOf(word: string, capitalised: boolean): Standing {
   const { names, common, commonElsewhere, orgs, places } = vocab();
   let folded = fold(word);
   if (folded.endsWith("'s")) folded = folded.slice(0, -2);
-  if (CREDENTIALS.has(folded)) return Standing.Other;
   // A lower-case word matters only if it is a strong name ("pt john kowalski"); most are common
   // words or no name at all, and one or two lookups settle them.
   // The word is hashed once for all the lists it is looked up in.
+  if (!capitalised && folded.length < 3) return Standing.Other;
+  if (CREDENTIALS.has(folded)) return Standing.Other;
   if (!capitalised) {
-    if (folded.length < 3) return Standing.Other;
     const hash = Bloom.hashOf(folded);
     // A common Spanish or Portuguese word too: "y vive sola" in a patient's message.
     if (common.hasHash(hash) || !names.hasHash(hash) || commonElsewhere.hasHash(hash)) return Standing.Other;
@@ -218,6 +218,20 @@ function isUpper(code: number): boolean {
   return (
     (code >= 65 && code <= 90) || (code > 127 && String.fromCharCode(code) !== String.fromCharCode(code).toLowerCase())
   );
+}
+
+/** Whether `text[start, end)` is ASCII without a capital: its own lower case. */
+function isLowerAscii(text: string, start: number, end: number): boolean {
+  for (let k = start; k < end; k++) {
+    const code = text.charCodeAt(k);
+    if (code >= 128 || (code >= 65 && code <= 90)) return false;
+  }
+  return true;
+}
+
+function hasApostrophe(word: string): boolean {
+  for (let k = 0; k < word.length; k++) if (isApostrophe(word.charCodeAt(k))) return true;
+  return false;
 }
 
 export function tokenize(text: string): Token[] {
@@ -267,20 +281,22 @@ export function tokenize(text: string): Token[] {
     if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
     const raw = text.slice(start, end);
     const capitalised = isUpper(raw.charCodeAt(0));
-    const lower = raw.toLowerCase();
+    // Most words are in lower case ASCII already: `toLowerCase` would cost more than the rest.
+    const lower = isLowerAscii(text, start, end) ? raw : raw.toLowerCase();
     const upper = capitalised ? raw.toUpperCase() : "";
     if (raw === upper && /^\s{0,2}[:=]/.test(text.slice(end, end + 3))) continue;
     tokens.push({
       start,
       end,
       text: raw,
-      plain: lower.includes("'") || lower.includes("’") ? lower.replace(/['’]/g, "") : lower,
+      plain: hasApostrophe(lower) ? lower.replace(/['’]/g, "") : lower,
       capitalised,
       allCaps: capitalised && raw.length > 1 && raw === upper,
       particle: !capitalised && lower.length <= MAX_PARTICLE && PARTICLES.has(lower),
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       known: capitalised || raw === lower ? -1 : Standing.Other,
-      gap: text.slice(previousEnd, start),
+      // Most gaps are one space: that one string, not a slice of the text each.
+      gap: start - previousEnd === 1 && text.charCodeAt(previousEnd) === 32 ? " " : text.slice(previousEnd, start),
       tagger: undefined,
     });
     previousEnd = end;
@@ -388,6 +404,9 @@ export function isTaggerCandidate(token: Token): boolean {
  * never a name; nor is a capitalised medical word no list knows as a name ("Hypoglycemia").
  */
 export function isTaggerScored(token: Token): boolean {
+  // A lower-case word (most of a prompt) is settled by its standing first: it is looked up once
+  // per token and kept, where the list lookup of `isTaggerCandidate` is not.
+  if (!token.capitalised && standing(token) !== Standing.Strong && !isCaseless(token)) return false;
   if (!isTaggerCandidate(token)) return false;
   const known = standing(token);
   if (token.capitalised && known === Standing.Other) return false;
@@ -448,6 +467,14 @@ function isSpeakerAt(text: string, token: Token): boolean {
   return (after === 32 || Number.isNaN(after)) && !(token.allCaps && token.text.length > 1);
 }
 
+/** A word without its possessive "'s" ("Ana's" → "Ana"). */
+function withoutPossessive(word: string): string {
+  const length = word.length;
+  return length > 1 && word.charCodeAt(length - 1) === 115 && isApostrophe(word.charCodeAt(length - 2))
+    ? word.slice(0, -2)
+    : word;
+}
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -479,8 +506,8 @@ export function findNames(
     const token = tokens[i];
     if (token === undefined || covered[i] === 1) continue;
     // Only a word that could begin a name is worth its cues: capitalised, or a strong name.
-    if (!mayFollowCue(tokens, i)) continue;
     if (!token.capitalised && standing(token) !== Standing.Strong) continue;
+    if (!mayFollowCue(tokens, i)) continue;
     const before = text.slice(Math.max(0, token.start - 40), token.start);
     const header = HEADER.test(before);
     const key = KEY.test(before) || header;
@@ -584,9 +611,9 @@ export function findNames(
     const token = tokens[i];
     const previous = tokens[i - 1];
     if (token === undefined || previous === undefined || covered[i] === 1) continue;
-    if (!PERSON_PREPOSITIONS.has(previous.plain) || !/^[ \t]{1,2}$/.test(token.gap)) continue;
     // Lower case only: capitalised, a product is as likely ("send to Slack").
     if (token.capitalised || standing(token) !== Standing.Strong || token.text.length < 4) continue;
+    if (!PERSON_PREPOSITIONS.has(previous.plain) || !/^[ \t]{1,2}$/.test(token.gap)) continue;
     if (vocab().medical.has(token.plain)) continue;
     add(i, i + 1);
   }
@@ -686,11 +713,11 @@ export function findNames(
   const found = new Set<string>();
   tokens.forEach((token, k) => {
     if (covered[k] === 1 && token.capitalised && token.text.length > 2 && standing(token) !== Standing.Other)
-      found.add(token.text.replace(/['’]s$/, ""));
+      found.add(withoutPossessive(token.text));
   });
   if (found.size > 0) {
     tokens.forEach((token, k) => {
-      if (covered[k] === 0 && found.has(token.text.replace(/['’]s$/, ""))) add(k, k + 1);
+      if (covered[k] === 0 && found.has(withoutPossessive(token.text))) add(k, k + 1);
     });
   }
   return spans.sort((a, b) => a.start - b.start);
