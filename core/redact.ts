@@ -1594,7 +1594,7 @@ function collectProtected(text: string, found: Claim[]): void {
 
 /** Every identifier in `text`, by position, never overlapping. */
 export function findIdentifiers(text: string): IdentifierSpan[] {
-  return scan(repairOcr(text), false);
+  return scan(repairOcr(text), null);
 }
 
 /** A digit next to a letter OCR confuses with one: "O3/l2/2024", "(3O5) 555-Ol76". */
@@ -1627,16 +1627,23 @@ function repairOcr(text: string): string {
 
 /** How far around a placeholder a later pass looks for names: a cue's reach and then some. */
 const PLACEHOLDER_WINDOW = 80;
+/** What a word is made of, for the ends of a window: letters, marks, digits, apostrophes, hyphens. */
+const IN_WORD = /[\p{L}\p{M}\p{N}'’-]/u;
 
 /**
- * The stretches of text around placeholders, merged where they overlap: after the first pass,
- * only there can a name have become recognisable ("[NAME], Esperanza", "Haruto Sato ([DOB])").
+ * The stretches of text around the placeholders the previous pass put in (`placed`, their starts
+ * in order), merged where they overlap: after a pass, only there can a name have become
+ * recognisable ("[NAME], Esperanza", "Haruto Sato ([DOB])"). Around an older placeholder the
+ * text reads as the previous pass read it.
  */
-function placeholderWindows(text: string): Array<readonly [number, number]> {
+function placeholderWindows(text: string, placed: readonly number[]): Array<readonly [number, number]> {
   const windows: Array<[number, number]> = [];
-  for (const match of text.matchAll(/\[[A-Z_]{2,12}\]/g)) {
-    const from = Math.max(0, match.index - PLACEHOLDER_WINDOW);
-    const to = Math.min(text.length, match.index + match[0].length + PLACEHOLDER_WINDOW);
+  for (const start of placed) {
+    // Whole words at both ends: a word cut in two ("nam" of "name") can read as a name.
+    let from = Math.max(0, start - PLACEHOLDER_WINDOW);
+    while (from > 0 && IN_WORD.test(text.charAt(from - 1))) from--;
+    let to = Math.min(text.length, text.indexOf("]", start) + 1 + PLACEHOLDER_WINDOW);
+    while (to < text.length && IN_WORD.test(text.charAt(to))) to++;
     const last = windows[windows.length - 1];
     if (last !== undefined && from <= last[1]) last[1] = to;
     else windows.push([from, to]);
@@ -1644,11 +1651,6 @@ function placeholderWindows(text: string): Array<readonly [number, number]> {
   return windows;
 }
 
-/**
- * One pass of the detectors. A later pass of `redact` (`afterPlaceholders`) runs only what can
- * find something new once placeholders are in the text: the detectors that read placeholders,
- * and names (their cues and neighbours include placeholders).
- */
 /** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
@@ -1678,7 +1680,14 @@ function collectSiblings(text: string, found: Claim[]): void {
   }
 }
 
-function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
+/**
+ * One pass of the detectors. A later pass of `redact` (`placed` says where the previous pass put
+ * placeholders) runs only what can find something new once placeholders are in the text: the
+ * detectors that read placeholders, and names around the new placeholders (their cues and
+ * neighbours include placeholders).
+ */
+function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] {
+  const afterPlaceholders = placed !== null;
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
   const found: Claim[] = [];
@@ -1704,7 +1713,7 @@ function scan(text: string, afterPlaceholders: boolean): IdentifierSpan[] {
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   if (!afterPlaceholders) collectSiblings(text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
-  for (const [from, to] of afterPlaceholders ? placeholderWindows(text) : [[0, text.length] as const]) {
+  for (const [from, to] of placed !== null ? placeholderWindows(text, placed) : [[0, text.length] as const]) {
     const window = from === 0 && to === text.length ? text : text.slice(from, to);
     const shifted = (start: number, end: number) => taken(start + from, end + from);
     // The tagger runs in every pass: a placeholder beside a word changes its score, and a word it
@@ -1720,14 +1729,18 @@ export function containsIdentifiers(text: string): boolean {
   return findIdentifiers(text).length > 0;
 }
 
-function replaceSpans(text: string, spans: readonly IdentifierSpan[]): string {
+/** The text with its spans replaced, and where each placeholder put in starts. */
+function replaceSpans(text: string, spans: readonly IdentifierSpan[]): { text: string; placed: number[] } {
   let out = "";
   let cursor = 0;
+  const placed: number[] = [];
   for (const span of spans) {
-    out += text.slice(cursor, span.start) + placeholder(span.kind);
+    out += text.slice(cursor, span.start);
+    placed.push(out.length);
+    out += placeholder(span.kind);
     cursor = span.end;
   }
-  return out + text.slice(cursor);
+  return { text: out + text.slice(cursor), placed };
 }
 
 /** Passes after which redaction stops even if something still looks like an identifier. */
@@ -1741,10 +1754,11 @@ const MAX_PASSES = 4;
 export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
+  let placed: number[] | null = null;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const spans = scan(repairOcr(current), pass > 0);
+    const spans = scan(repairOcr(current), placed);
     if (spans.length === 0) break;
-    current = replaceSpans(current, spans);
+    ({ text: current, placed } = replaceSpans(current, spans));
   }
   return current;
 }

@@ -269,6 +269,15 @@ describe("redact: examples", () => {
       "Patient [NAME], DOB: [DOB], MRN [MRN], SSN [SSN], lives at [ADDRESS], [ADDRESS], IL [ZIP], call [PHONE] or email [EMAIL] from [IP].",
     );
   });
+
+  test("a later pass reads whole words around a placeholder, never a word cut at its window's edge", () => {
+    // The window around "[NAME]" once ended inside "coming", and "comin" read as a name.
+    const note =
+      "Hola Fernanda! tu cita está confirmada\n^ this is what the template renders, the name is coming from the patient record so it has to be redacted in logs";
+    const redacted = redact(note);
+    expect(redacted).toContain("the name is coming from the patient record");
+    expect(redacted).not.toContain("Fernanda");
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
