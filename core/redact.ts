@@ -596,6 +596,12 @@ interface Facts {
   ssnWord: boolean;
   /** An English month name or abbreviation, any case. */
   monthWord: boolean;
+  /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
+  readDigits: boolean;
+  /** "ninety" or "hundred", any case: an age over 89 in words has one. */
+  ageWord: boolean;
+  /** "A1c", any case. */
+  a1c: boolean;
 }
 
 interface Detector {
@@ -749,7 +755,7 @@ const detectors: readonly Detector[] = [
   // Phone numbers read out digit by digit: "two one two, five five five, oh one nine six".
   {
     kind: "phone",
-    needs: "always",
+    needs: "readDigits",
     pattern: rx(String.raw`\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){6,14}\b`, "gi"),
   },
   // Five to nine digits read out after a ZIP or Social Security cue: "zip is nine four one one zero".
@@ -909,7 +915,7 @@ const detectors: readonly Detector[] = [
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
   {
     kind: "age",
-    needs: "always",
+    needs: "ageWord",
     pattern: rx(
       String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
       "gi",
@@ -1367,7 +1373,28 @@ function countOf(text: string, char: string, atLeast: number): boolean {
   return false;
 }
 
+/** The words `DIGIT_WORD` reads. */
+const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+
+/** Whether `lower` holds `words` at least `count` times in all (inside other words too: an upper bound). */
+function holdsAtLeast(lower: string, words: readonly string[], count: number): boolean {
+  let seen = 0;
+  for (const word of words) {
+    for (let at = lower.indexOf(word); at >= 0; at = lower.indexOf(word, at + word.length)) {
+      if (++seen >= count) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * What the text has that some detectors need, each found with one cheap search so that a text
+ * without it skips their patterns (which cost far more than a search for a word): every fact is
+ * true of every text one of its detectors can match.
+ */
 function factsOf(text: string): Facts {
+  // Case-blind facts read the lower-case text: one copy, then searches for plain words.
+  const lower = text.toLowerCase();
   return {
     digit: /\d/.test(text),
     at: text.includes("@"),
@@ -1387,6 +1414,9 @@ function factsOf(text: string): Facts {
     zipWord: /zip|postal/i.test(text),
     ssnWord: /social|ssn|\bss\b|security/i.test(text),
     monthWord: /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/i.test(text),
+    readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
+    ageWord: lower.includes("ninety") || lower.includes("hundred"),
+    a1c: lower.includes("a1c"),
   };
 }
 
@@ -1534,9 +1564,10 @@ const NOT_PEOPLE = [
   ),
   /(?=[A-Z])(?<=\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2})(?:January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
   /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace)s?\b)/g,
-  // Not inside an email's local part ("a1c!.a@a.aa", a fast-check counterexample).
-  /(?<![\w:.-])(?:Hb)?A1c(?![\w:.-])(?![^\s@<>()[\]]{0,64}@)/gi,
 ];
+
+/** The lab test "A1c" ("HbA1c"), which reads like an id; not inside an email's local part ("a1c!.a@a.aa", a fast-check counterexample). */
+const A1C = /(?<![\w:.-])(?:Hb)?A1c(?![\w:.-])(?![^\s@<>()[\]]{0,64}@)/gi;
 
 /**
  * A department ("TO: Cardiology"), or a facility named by up to three capitalised words before
@@ -1564,14 +1595,14 @@ function collectFacilities(text: string, found: Claim[]): void {
   }
 }
 
-/** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`. */
-function collectNotPeople(text: string, found: Claim[]): void {
+/** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`, "A1c". */
+function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   collectFacilities(text, found);
   HEALTH_ORGS.lastIndex = 0;
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
   }
-  for (const pattern of NOT_PEOPLE) {
+  for (const pattern of facts.a1c ? [...NOT_PEOPLE, A1C] : NOT_PEOPLE) {
     pattern.lastIndex = 0;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       const value = match[1] ?? match[0];
@@ -1691,7 +1722,7 @@ function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] 
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
   const found: Claim[] = [];
-  collectNotPeople(text, found);
+  collectNotPeople(text, facts, found);
   if (facts.digit) collectProtected(text, found);
   if (!afterPlaceholders) {
     for (const span of findSegmentIdentifiers(text)) {
