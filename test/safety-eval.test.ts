@@ -102,6 +102,11 @@ describe("what counts as a leak", () => {
   test("a name leaks while any of its words is left", () => {
     expect(leaked("send it to [NAME]", "name", "Jane Doe")).toBe(false);
     expect(leaked("send it to [NAME] Doe", "name", "Jane Doe")).toBe(true);
+    // A word the case also asks to keep is no leak there, and still one elsewhere.
+    expect(leaked("[NAME] is not the Jordan clinic", "name", "Jordan Adebayo", ["Jordan clinic"])).toBe(false);
+    expect(leaked("Jordan is not the Jordan clinic", "name", "Jordan Adebayo", ["Jordan clinic"])).toBe(true);
+    // A title is no part of what identifies: "Mrs [NAME]" leaks no one.
+    expect(leaked("for Mrs [NAME]", "name", "Mrs Kovacs")).toBe(false);
     // Short words and particles are not counted: "de" is everywhere.
     expect(leaked("[NAME] de [NAME] and de facto", "name", "Maria de la Cruz")).toBe(false);
   });

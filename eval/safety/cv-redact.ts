@@ -57,7 +57,7 @@ function measure(cases: readonly RedactCase[], totals: Totals, missKind: string 
   for (const c of cases) {
     const output = redact(c.text);
     for (const identifier of c.identifiers) {
-      const leak = leaked(output, identifier.kind, identifier.value);
+      const leak = leaked(output, identifier.kind, identifier.value, c.keep);
       const entry = totals.byKind.get(identifier.kind) ?? { hits: 0, total: 0 };
       entry.total++;
       if (!leak) entry.hits++;

@@ -130,16 +130,50 @@ export interface RedactReport {
   identifiers: number;
 }
 
-/** Whether one identifier survived: its text, or any of its significant parts, is still there. */
-export function leaked(output: string, kind: RedactCase["identifiers"][number]["kind"], value: string): boolean {
-  if (output.includes(value)) return true;
+/** Titles and credentials of three letters or more, written before or after a name. */
+const TITLES = new Set([
+  "mrs",
+  "miss",
+  "prof",
+  "sra",
+  "srta",
+  "nurse",
+  "pac",
+  "lpn",
+  "lvn",
+  "cna",
+  "crna",
+  "fnp",
+  "dnp",
+  "phd",
+  "msn",
+  "mph",
+]);
+
+/**
+ * Whether one identifier survived: its text, or any of its significant parts, is still there. A
+ * word of a name inside one of the case's keep strings is no leak: "Jordan Adebayo" and "the
+ * Jordan clinic" in one case ask for "Jordan" to go and to stay, and the keep string says which.
+ */
+export function leaked(
+  output: string,
+  kind: RedactCase["identifiers"][number]["kind"],
+  value: string,
+  keep: readonly string[] = [],
+): boolean {
   if (kind === "name") {
-    // Every word of a name is identifying on its own ("[NAME] Doe" still leaks Doe).
+    let rest = output;
+    for (const kept of keep) rest = rest.replaceAll(kept, " ");
+    if (rest.includes(value)) return true;
+    // Every word of a name is identifying on its own ("[NAME] Doe" still leaks Doe); a title or a
+    // credential a writer labelled with it ("Mrs. Kovacs", "PA-C Oksana …") identifies no one.
     return value
       .split(/[\s,]+/)
       .filter((word) => /^\p{Lu}/u.test(word) && word.replace(/[^\p{L}]/gu, "").length >= 3)
-      .some((word) => new RegExp(`(?<![\\p{L}])${RegExp.escape(word)}(?![\\p{L}])`, "u").test(output));
+      .filter((word) => !TITLES.has(word.replace(/[^\p{L}]/gu, "").toLowerCase()))
+      .some((word) => new RegExp(`(?<![\\p{L}])${RegExp.escape(word)}(?![\\p{L}])`, "u").test(rest));
   }
+  if (output.includes(value)) return true;
   // Runs of three or more digits carry most of a number; a year on its own may stay (Safe Harbor).
   const runs = value.match(/\d{3,}/g) ?? [];
   return runs
@@ -168,7 +202,7 @@ export function evaluateRedactor(cases: ReadonlyArray<Sourced<RedactCase>>, quie
       bySet.set(c.source, set);
     }
     for (const identifier of c.identifiers) {
-      const leak = leaked(output, identifier.kind, identifier.value);
+      const leak = leaked(output, identifier.kind, identifier.value, c.keep);
       identifiers++;
       if (!leak) caught++;
       set.found.total++;
