@@ -185,8 +185,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "mrn",
     label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
-    // An NHS number is printed 3-3-4: "943 476 5919".
-    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|${ID})`,
+    // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220".
+    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${ID})`,
   },
   {
     kind: "dob",
@@ -221,10 +221,17 @@ const labelledFamilies: readonly LabelledFamily[] = [
     value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
-    // "Aetna member 101948273", "member YBK 20931847": a bare "member" only before a long number.
+    // "Aetna member 101948273", "member YBK 20931847", "member 8XW77120094": a bare "member"
+    // only before a long number, or letters and digits with five digits in a row.
     kind: "member_id",
     label: String.raw`member\s{1,2}`,
-    value: String.raw`(?:[A-Z]{2,4}\s?)?\d{6,14}(?:[\s\-]\d{1,3})?(?![\w\-])`,
+    value: String.raw`(?:(?:[A-Z]{2,4}\s?)?\d{6,14}(?:[\s\-]\d{1,3})?|(?=[A-Z0-9]{0,15}\d{5})(?=[A-Z0-9]{0,15}[A-Z])[A-Z0-9]{8,16})(?![\w\-])`,
+  },
+  {
+    // "member: xeh44120987": "member" as a label, with its colon.
+    kind: "member_id",
+    label: String.raw`member\s{0,2}:\s{0,2}`,
+    value: ID,
   },
   {
     kind: "account",
@@ -240,8 +247,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "license",
     label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?|(?:GMC|NMC|AHPRA)(?:${NO})?)${SEP}${STATE_PREFIX}`,
-    // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0".
-    value: String.raw`(?:[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|[A-Z]\s\d{4,9}(?![\w\-])|${ID})`,
+    // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0";
+    // with a board's dot: "095.183377".
+    value: String.raw`(?:\d{3}\.\d{5,9}(?![\w\-.])|[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|[A-Z]\s\d{4,9}(?![\w\-])|${ID})`,
   },
   {
     kind: "device_id",
@@ -255,8 +263,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "zip",
-    label: `(?:zip(?:${_}code|[59])?|zipcode|postal${_}code|post${_}code)${SEP}`,
-    value: String.raw`(?:\d{5}(?:-\d{4})?|\d{9}|\d(?: \d){4})(?![\w\-])`,
+    label: `(?:zip(?:${_}code|[59])?|zipcode|postal${_}code|post${_}code|CEP)${SEP}`,
+    // Brazil's CEP is 5-3: "01304-001".
+    value: String.raw`(?:\d{5}(?:-\d{4})?|\d{9}|\d(?: \d){4}|\d{5}-\d{3})(?![\w\-])`,
   },
   {
     // Safe Harbor: ages over 89 are identifying.
@@ -728,6 +737,18 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`(?<![\w\-.])(?:[A-Z]{1,4}-?\d{6,14}[A-Z]?|\d{7,12}[A-Z]\d?)(?![\w\-])`),
   },
+  // A record number glued to its label, as file names carry it: "scan_MRN99120047_page2.pdf".
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![A-Za-z])(?:MRN|mrn)[_\-]?(\d{5,12})(?!\d)`),
+  },
+  // A record's number in an API path: "/patients/8812", "/members/40021/claims".
+  {
+    kind: "mrn",
+    needs: "web",
+    pattern: rx(String.raw`\/(?:patients?|members?|charts?|mrns?)\/(\d{3,12})(?![\w\-.])`),
+  },
   // Card numbers: 13 to 19 digits in groups, with a valid Luhn check digit.
   {
     kind: "account",
@@ -749,6 +770,14 @@ const detectors: readonly Detector[] = [
     kind: "device_id",
     needs: "digit",
     pattern: rx(String.raw`(?<![\w.])[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}(?![\w.])`),
+  },
+  // Brazil's CEP after the state of an address: "São Paulo - SP, 01304-001".
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=[\-,]\s{0,2}(?:AC|AL|AP|AM|BA|CE|DF|ES|GO|MA|MT|MS|MG|PA|PB|PR|PE|PI|RJ|RN|RS|RO|RR|SC|SP|SE|TO),?\s{1,2})\d{5}-\d{3}(?![\w\-])`,
+    ),
   },
   // UK postcodes ("LS6 2AB", "SW1A 1AA").
   { kind: "zip", needs: "digit", pattern: rx(String.raw`\b[A-Z]{1,2}\d[A-Z\d]?\s\d[ABD-HJLNP-UW-Z]{2}\b`) },
@@ -895,6 +924,15 @@ const detectors: readonly Detector[] = [
     needs: "placeholder",
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\],\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}[,;)])`),
+  },
+  // "[NAME] is 92", "[NAME] turned 101": a number over 89 said of a person.
+  {
+    kind: "age",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\[NAME\]\s{1,2}(?:is|was|turned|turns|just\s{1,2}turned)\s{1,2})(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)`,
+    ),
   },
   // "[NAME] (98)": a number over 89 in brackets after a name.
   {
@@ -1299,7 +1337,9 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     kind: "zip",
     needs: "digit",
     cue: /\b(?:zips?|zip ?codes?|postal|postcodes?)\b/i,
-    pattern: rx(String.raw`(?<![\w.\-$])\d{5}(?:-\d{4})?(?![\w\-]|\.\d|\s{0,2}(?:%|ms|mg|requests?|rows?|patients?))`),
+    pattern: rx(
+      String.raw`(?<![\w.\-$])(?:\d{5}(?:-\d{4})?|\d{9})(?![\w\-]|\.\d|\s{0,2}(?:%|ms|mg|requests?|rows?|patients?|per\b))`,
+    ),
     veto: (text, match) => CODE_LIST_BEFORE.test(text.slice(Math.max(0, match.index - 80), match.index)),
   },
   {
@@ -1513,6 +1553,8 @@ const PROTECTED = [
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
   /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
   /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
+  // Versions pinned after a package name: "fax-sdk==4.12.0.3", "twilio>=8.2.1", which read like IP addresses.
+  /(?<=[\w\]](?:==|~=|>=|<=|!=)\s{0,2})(\d{1,6}(?:\.\d{1,6}){1,4})(?![\d.])/g,
   // Vital signs and lab names that read like other things: "BP 182/110" (not an age), "A1C 9.1" (not a license).
   /\b(?:BP|blood\s{1,2}pressure)\s{0,3}[:=]?\s{0,2}(\d{2,3}\/\d{2,3})(?!\d)/gi,
 ];
@@ -1546,7 +1588,7 @@ const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 const NOT_PEOPLE = [
   // Holidays ("no reminders on Thanksgiving and Christmas Day").
-  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay)\b/g,
+  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi)\b/g,
   // Months in a list of months ("every March, June and December").
   new RegExp(
     `(?=[A-Z])\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)|(?=[A-Z])(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
@@ -1563,7 +1605,7 @@ const NOT_PEOPLE = [
     "g",
   ),
   /(?=[A-Z])(?<=\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2})(?:January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
-  /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace)s?\b)/g,
+  /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace|clinic|office|site|location|campus|branch|practice|pharmacy)s?\b)/g,
 ];
 
 /** The lab test "A1c" ("HbA1c"), which reads like an id; not inside an email's local part ("a1c!.a@a.aa", a fast-check counterexample). */

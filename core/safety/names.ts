@@ -66,7 +66,7 @@ const PERSON_WORDS =
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
-  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter|author|reporter|assignee|requester|requested by|submitted by|reported by";
+  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter|author|reporter|assignee|assigned to|assigned|reassigned to|reassigned|owner|requester|requested by|submitted by|reported by";
 
 const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
 
@@ -112,6 +112,9 @@ const HEADER = endsWith(/(?:^|\n|\s)(?:from|to|cc|bcc)\s{0,2}:\s{0,3}$/i);
 const KEY = endsWith(
   /(?:^|[^\p{L}])(?:(?:first|last|given|family|middle|full|patient|member|guarantor|caregiver|contact|subscriber|sur)?[_\s-]?(?:name|first|last)|given|family|surname|forename)["']?\s{0,2}[:=]\s{0,2}\[?\s{0,2}["']?$/iu,
 );
+
+/** "al-Farsi", "bin-Zayed", "d'Angelo": a lower-case particle joined to a capitalised surname. */
+const PREFIXED_CAPITAL = /^(?:al|el|bin|ibn|abu|bint|d|da|de|di|van|von)[-'’]\p{Lu}\p{Ll}/u;
 
 /** A word, tried at one position (sticky). */
 const WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,40}/uy;
@@ -280,7 +283,9 @@ export function tokenize(text: string): Token[] {
     if (text.charCodeAt(start - 1) === 45 && (start < 2 || /[\s-]/.test(text.charAt(start - 2)))) continue;
     if (isDigitAt(text, end) || isDigitAt(text, start - 1)) continue;
     const raw = text.slice(start, end);
-    const capitalised = isUpper(raw.charCodeAt(0));
+    // A surname after a lower-case particle and a hyphen or an apostrophe is capitalised as the
+    // surname is: "al-Farsi", "el-Amin", "d'Angelo".
+    const capitalised = isUpper(raw.charCodeAt(0)) || PREFIXED_CAPITAL.test(raw);
     // Most words are in lower case ASCII already: `toLowerCase` would cost more than the rest.
     const lower = isLowerAscii(text, start, end) ? raw : raw.toLowerCase();
     const upper = capitalised ? raw.toUpperCase() : "";
@@ -435,7 +440,7 @@ const RELATIVES = new Set(
 );
 /** Verbs of people, right after a name: "Marisol lives in…", "Hollis is out". */
 const PERSON_VERBS = new Set(
-  "lives lived turns turned called calls texted texts emailed emails said says sent sends wants wanted asked asks needs needed missed misses moved works worked prefers speaks uses signed approved left visited arrived died passed refused declined cancelled canceled rescheduled".split(
+  "lives lived turns turned called calls texted texts emailed emails said says sent sends wants wanted asked asks needs needed missed misses moved works worked prefers speaks uses signed approved left visited arrived died passed refused declined cancelled canceled rescheduled knows knew".split(
     " ",
   ),
 );
@@ -601,9 +606,19 @@ export function findNames(
     // Not after "St." or "Saint": "St. Luke's" is a hospital.
     const saint = /^(?:st|saint)$/.test(tokens[i - 1]?.plain ?? "");
     const owns = strong && !saint && /^['’]s[ \t]{1,2}$/.test(next.gap) && !vocab().medical.has(fold(token.text));
+    // A name that is also a word speaks as a person too: "Blessing said", "Chase says".
+    const known = standing(token);
     const speaks =
-      standing(token) === Standing.Unknown && /^[ \t]{1,2}$/.test(next.gap) && SPEECH_VERBS.has(next.plain);
-    if (possessive || acts || family || owns || speaks) add(i, i + 1);
+      (known === Standing.Unknown || known === Standing.Weak) &&
+      /^[ \t]{1,2}$/.test(next.gap) &&
+      SPEECH_VERBS.has(next.plain);
+    // "Rose and her husband", "Dolores and her grandson": a person beside their relative.
+    const withRelative =
+      next.plain === "and" &&
+      /^[ \t]{1,2}$/.test(next.gap) &&
+      /^(?:her|his|their)$/.test(tokens[i + 2]?.plain ?? "") &&
+      RELATIVES.has(tokens[i + 3]?.plain ?? "");
+    if (possessive || acts || family || owns || speaks || withRelative) add(i, i + 1);
   }
 
   // 3c. One lower-case strong name after "for", "to", "with": "claim no. [ACCOUNT] for ravi".

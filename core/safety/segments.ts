@@ -141,23 +141,34 @@ function x12(text: string, spans: SegmentSpan[]): void {
   }
 }
 
-/** What a CSV column holds, by its header (lower case, `_` and spaces removed). */
+/** What a CSV column holds, by its header (lower case, `_` and spaces removed), in the languages of the forms builders paste. */
 function columnKind(header: string): IdentifierKind | null {
   const key = header.toLowerCase().replace(/[\s_\-"']/g, "");
   if (
-    /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|patient|patientname|fullname|guarantor|caregiver|subscriber|contact)$/.test(
+    /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|patient|patientname|fullname|guarantor|caregiver|subscriber|contact|nachname|vorname|nombre|apellidos?|nome|sobrenome|prenom)$/.test(
       key,
     )
   )
     return "name";
-  if (/^(?:dob|birthdate|dateofbirth|birthday|born)$/.test(key)) return "dob";
+  if (
+    /^(?:dob|birthdate|dateofbirth|birthday|born|geburtsdatum|fechadenacimiento|fechanacimiento|datadenascimento|datanascimento)$/.test(
+      key,
+    )
+  )
+    return "dob";
   if (/^(?:ssn|social|socialsecurity(?:number)?)$/.test(key)) return "ssn";
-  if (/^(?:mrn|chart|chartnumber|patientid|medicalrecordnumber)$/.test(key)) return "mrn";
-  if (/^(?:phone|phonenumber|mobile|cell|tel|telephone|homephone|workphone)$/.test(key)) return "phone";
+  if (
+    /^(?:mrn|chart|chartnumber|patientid|patientno|patientnumber|medicalrecordnumber|recordnumber|hospitalnumber)$/.test(
+      key,
+    )
+  )
+    return "mrn";
+  if (/^(?:phone|phonenumber|mobile|cell|tel|telephone|homephone|workphone|telefon|telefono)$/.test(key))
+    return "phone";
   if (/^(?:email|emailaddress|mail)$/.test(key)) return "email";
   if (/^(?:address|address1|address2|addressline1|addressline2|street|streetaddress|addr|city|town)$/.test(key))
     return "address";
-  if (/^(?:zip|zipcode|postalcode|postcode)$/.test(key)) return "zip";
+  if (/^(?:zip|zipcode|postalcode|postcode|plz|postleitzahl|cep|codigopostal)$/.test(key)) return "zip";
   if (
     /^(?:memberid|memberno|membernumber|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber)$/.test(
       key,
@@ -169,33 +180,43 @@ function columnKind(header: string): IdentifierKind | null {
   )
     return "account";
   if (/^(?:plate|licenseplate|plateno|platenumber|vin)$/.test(key)) return "vehicle";
-  if (/^(?:serial|serialno|serialnumber|deviceid|imei|udi)$/.test(key)) return "device_id";
+  if (/^(?:serial|serialno|serialnumber|sn|devicesn|deviceserial|deviceid|imei|udi)$/.test(key)) return "device_id";
   if (/^(?:admitdate|dischargedate|visitdate|dos|servicedate|appointmentdate|apptdate)$/.test(key)) return "date";
+  if (/^(?:age|ageyears|ageyrs)$/.test(key)) return "age";
   return null;
 }
 
-/** A header row: two to thirty bare words separated by commas. */
-const CSV_HEADER =
-  /(?<=^|[\s:>`'"(])((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?,){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)/gm;
+/** A header row: two to thirty bare words separated by one separator (`SEPARATOR` stands for it). */
+const HEADER_SOURCE = String.raw`(?<=^|[\s:>\x60'"(])((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?SEPARATOR){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)`;
+/** Commas; semicolons, as European spreadsheets write CSV; tabs, as a pasted table has them. */
+const CSV_SEPARATORS = [",", ";", "\t"] as const;
+const CSV_HEADERS = CSV_SEPARATORS.map((separator) => new RegExp(HEADER_SOURCE.replace("SEPARATOR", separator), "gm"));
 
-function csv(text: string, spans: SegmentSpan[]): void {
-  CSV_HEADER.lastIndex = 0;
-  for (let match = CSV_HEADER.exec(text); match !== null; match = CSV_HEADER.exec(text)) {
-    const headers = (match[1] ?? "").split(",");
+/** An age column holds an identifier only over 89 (Safe Harbor). */
+const OVER_89 = /^\s*(?:9\d|1[0-2]\d)\s*$/;
+
+function csv(text: string, spans: SegmentSpan[], separator: (typeof CSV_SEPARATORS)[number]): void {
+  const header = CSV_HEADERS[CSV_SEPARATORS.indexOf(separator)] as RegExp;
+  header.lastIndex = 0;
+  for (let match = header.exec(text); match !== null; match = header.exec(text)) {
+    const headers = (match[1] ?? "").split(separator);
     const kinds = headers.map(columnKind);
     if (!kinds.some((kind) => kind !== null)) continue;
     let at = match.index + match[0].length;
-    // Rows follow on their own lines, or on the same line separated by spaces when pasted flat.
+    // Rows follow on their own lines, or, with commas, on the same line separated by spaces when pasted flat.
     const sameLine = text.charAt(at) !== "\n" && text.charAt(at) !== "\r";
+    if (sameLine && separator !== ",") continue;
     for (let rows = 0; rows < 1000; rows++) {
       const rest = text.slice(at);
       const row = sameLine ? /^[ \t]+([^\s,]*(?:,[^\s,]*)+)/.exec(rest) : /^\r?\n([^\n]*)/.exec(rest);
-      const fields = row?.[1]?.split(",");
+      const fields = row?.[1]?.split(separator);
       if (row === null || fields === undefined || fields.length !== headers.length) break;
       let fieldAt = at + row[0].length - (row[1] ?? "").length;
       fields.forEach((field, index) => {
         const kind = kinds[index];
-        if (kind !== null && kind !== undefined && !/^\s*\[[A-Z_]+\]\s*$/.test(field)) {
+        if (kind === "age" && !OVER_89.test(field)) {
+          // A younger age is no identifier.
+        } else if (kind !== null && kind !== undefined && !/^\s*\[[A-Z_]+\]\s*$/.test(field)) {
           push(
             spans,
             kind,
@@ -206,7 +227,7 @@ function csv(text: string, spans: SegmentSpan[]): void {
         fieldAt += field.length + 1;
       });
       at += row[0].length;
-      CSV_HEADER.lastIndex = at;
+      header.lastIndex = at;
     }
   }
 }
@@ -233,7 +254,7 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
-  if (text.includes(",")) csv(text, spans);
+  for (const separator of CSV_SEPARATORS) if (text.includes(separator)) csv(text, spans, separator);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   return spans;
 }
