@@ -303,6 +303,8 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
       // A column of a CSV header ("npi,license_no" and a row below) labels no value of its own:
       // the row's first cell is another column's.
       if (text.charCodeAt(at - 1) === 44 && text.slice(at, start).includes("\n")) return null;
+      // A plate has no dot: "prod tag release-0.9.4" is a release.
+      if (family.kind === "vehicle" && value.includes(".")) return null;
       return { kind: family.kind, start, end };
     }
   }
@@ -378,6 +380,7 @@ function urlCarriesId(url: string): boolean {
   if (authority.includes("@")) return true;
   // The builder's own machine: a local URL points at their server, not at anyone's record.
   if (/^(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?$/i.test(authority)) return false;
+  if (REGISTRY.test(authority) && rest.length === url.length) return false;
   if (slash < 0) return false;
   const tail = rest.slice(slash);
   if (/\?./.test(tail)) return true;
@@ -386,6 +389,21 @@ function urlCarriesId(url: string): boolean {
   // API and standard versions ("/v1/", FHIR's "/R4/") are not ids.
   return path.split("/").some((segment) => /\d/.test(segment) && !/^[vr]\d+(?:\.\d+)*$/i.test(segment));
 }
+
+/** The prefixes of help-desk, incident and change tickets: Zendesk, ServiceNow and the like. */
+const TICKET = /^(?:ZD|INC|CHG|RITM|REQ|PRB|SCTASK|TASK|TKT)-?\d/;
+
+/**
+ * The mailboxes of systems and of the teams that build them (RFC 2142's, "noreply", "dev-team"):
+ * "noreply@portal.example", "support@…". A clinic's own role addresses ("intake@…") reach
+ * patients' care and stay redacted, as the labelling guide has every email address.
+ */
+const ROLE_MAILBOX =
+  /^(?:no-?reply|do-?not-?reply|support|help|helpdesk|info|admin|dev-?team|devops|ops|security|abuse|postmaster|hostmaster|webmaster|notifications?|alerts?)@/i;
+
+/** Container registries: an image reference ("ghcr.io/org/app:1.2.7") names software, not a record. */
+const REGISTRY =
+  /^(?:ghcr\.io|docker\.io|quay\.io|(?:[\w-]+\.)?gcr\.io|[\w-]+\.pkg\.dev|[\w-]+\.azurecr\.io|public\.ecr\.aws|[\w.-]+\.dkr\.ecr\.[\w.-]+\.amazonaws\.com)$/i;
 
 /** Loopback and unspecified addresses identify no one; builders write them all the time. */
 const LOOPBACK = new Set(["127.0.0.1", "0.0.0.0", "::1", "::"]);
@@ -668,6 +686,7 @@ const earlyDetectors: readonly Detector[] = [
     pattern: rx(
       String.raw`(?<!${EMAIL_LOCAL})${EMAIL_LOCAL}{1,128}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9\-])`,
     ),
+    veto: (_text, match) => (ROLE_MAILBOX.test(match[0]) ? "keep" : false),
   },
   // Network addresses are self-delimiting; "dea:000" inside one is not a DEA number.
   // Every form has a colon after at most four hex digits: checked first, the forms are tried only there.
@@ -736,6 +755,8 @@ const detectors: readonly Detector[] = [
     kind: "mrn",
     needs: "digit",
     pattern: rx(String.raw`(?<![\w\-.])(?:[A-Z]{1,4}-?\d{6,14}[A-Z]?|\d{7,12}[A-Z]\d?)(?![\w\-])`),
+    // Help-desk and change tickets ("ZD-558120", "INC0012345") are numbered the same way.
+    veto: (_text, match) => (TICKET.test(match[0]) ? "keep" : false),
   },
   // A record number glued to its label, as file names carry it: "scan_MRN99120047_page2.pdf".
   {
@@ -1605,6 +1626,12 @@ const NOT_PEOPLE = [
     "g",
   ),
   /(?=[A-Z])(?<=\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2})(?:January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
+  // A month naming a batch of work: "the April release", "The May schedule is full".
+  /(?=[A-Z])\b(?:January|February|March|April|May|June|July|August|September|October|November|December)(?=\s{1,2}(?:release|schedule|sprint|cohort|deadline|newsletter|billing|cycle|reports?|batch|rollout|launch|update|build|invoices?|statements?|data|metrics|volume|campaign|roster|calendar)\b)/g,
+  // Teams named like people: "Team Turing owns fax", "Team Falcon".
+  /\bTeam\s{1,2}[A-Z][a-z]+\b/g,
+  // "grace period", in any case.
+  /\b(?:Grace\s{1,2}[Pp]eriod|GRACE\s{1,2}PERIOD)\b/g,
   /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace|clinic|office|site|location|campus|branch|practice|pharmacy)s?\b)/g,
 ];
 

@@ -448,6 +448,23 @@ const PERSON_VERBS = new Set(
 const SPEECH_VERBS = new Set(
   "says said texted emailed asked told mentioned complained replied wrote confirmed insists insisted".split(" "),
 );
+/**
+ * What only a person does, right after a name that is also a word ("Joy reviewed", "Tamar owns",
+ * "Grace wants"): with these, "Grace" is a person; "Summer", "Will", "Mark" too.
+ */
+const HUMAN_VERBS = new Set(
+  "wants wanted reviewed approved signed owns covers covered prefers thinks knows knew called calls texted emailed".split(" "),
+);
+/** After "is": a person's whereabouts on a team ("Ivy is out today", "June is on PTO"). */
+const AWAY = /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacation|leave|nights|days))\b/;
+/** A placeholder of a name joined to what follows or precedes it: "[NAME] and Ash", "Lily and [NAME]". */
+const NAME_BEFORE = /\[NAME\][ \t]{1,2}(?:and|&)[ \t]{1,2}$/;
+const NAME_AFTER = /^[ \t]{1,2}(?:and|&)[ \t]{1,2}\[NAME\]/;
+/** Nouns that make the words before them the names of things: "Florence and Sydney offices", "Babinski and Romberg fields". */
+const OF_THINGS = /^[ \t]{1,2}(?:offices|fields|sites|clinics|teams|hospitals|campuses|locations|templates|tests|signs|scores)\b/;
+/** Words before a capitalised word that make it part of a thing's name: "the Charge Nurse", "City of Hope". */
+const THING_BEFORE = new Set(["of", "the", "a", "an", "team"]);
+
 /** Words before a single lower-case name that is a person's: "for ravi". */
 const PERSON_PREPOSITIONS = new Set("for to with from by cc".split(" "));
 /** "the Okafor twins", "the Nguyen family". */
@@ -618,7 +635,24 @@ export function findNames(
       /^[ \t]{1,2}$/.test(next.gap) &&
       /^(?:her|his|their)$/.test(tokens[i + 2]?.plain ?? "") &&
       RELATIVES.has(tokens[i + 3]?.plain ?? "");
-    if (possessive || acts || family || owns || speaks || withRelative) add(i, i + 1);
+    // A name that is also a word doing what only people do, or away from work: "Joy reviewed the
+    // mapping", "Ivy is out today".
+    // Not the last word of a thing's name: "the Charge Nurse wants", "City of Hope wants".
+    const previous = tokens[i - 1];
+    const alone =
+      previous === undefined ||
+      /[.!?\n]/.test(token.gap) ||
+      (!previous.capitalised && !THING_BEFORE.has(previous.plain));
+    const human =
+      alone && known !== Standing.Other && /^[ \t]{1,2}$/.test(next.gap) && HUMAN_VERBS.has(next.plain);
+    const away = alone && known !== Standing.Other && AWAY.test(text.slice(token.end).trimStart());
+    // A listed name beside a name already taken: "[NAME] and Ash are the kids".
+    const beside =
+      (known === Standing.Strong || known === Standing.Weak) &&
+      (NAME_BEFORE.test(text.slice(Math.max(0, token.start - 12), token.start)) ||
+        NAME_AFTER.test(text.slice(token.end, token.end + 12))) &&
+      !OF_THINGS.test(text.slice(token.end, token.end + 16));
+    if (possessive || acts || family || owns || speaks || withRelative || human || away || beside) add(i, i + 1);
   }
 
   // 3c. One lower-case strong name after "for", "to", "with": "claim no. [ACCOUNT] for ravi".

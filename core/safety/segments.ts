@@ -114,6 +114,9 @@ function shiftedInsured(field: string, i: number): IdentifierKind | undefined {
 /** HL7 relationship codes, where a shifted segment puts one in a name's field: no one's name. */
 const RELATIONSHIP_CODES = new Set(["SEL", "SELF", "SPO", "CHD", "DEP", "EMP", "OTH", "PAR", "MTH", "FTH", "GRD"]);
 
+/** The prefix and suffix components of an HL7 name (XPN.4, XPN.5). */
+const NAME_AFFIXES = new Set(["MR", "MRS", "MS", "MISS", "DR", "JR", "SR", "II", "III", "IV"]);
+
 function hl7(text: string, spans: SegmentSpan[]): void {
   for (const { fields, offsets } of segmentsOf(text, HL7_SEGMENT, "|")) {
     const kinds = HL7_FIELDS[fields[0] ?? ""] ?? {};
@@ -122,8 +125,12 @@ function hl7(text: string, spans: SegmentSpan[]): void {
       if (i === 0 || kind === undefined) return;
       let componentAt = offsets[i] ?? 0;
       for (const component of field.split(/[\^~&]/)) {
-        // Identifier type codes and assigning authorities ("MRN", "SS", "HOSP") are kept.
-        const typeCode = kind === "name" ? RELATIONSHIP_CODES.has(component) : /^[A-Z]{1,5}$/.test(component);
+        // Identifier type codes and assigning authorities ("MRN", "SS", "MERCYHOSP"), and a name's
+        // prefix or suffix ("MRS", "JR") are kept.
+        const typeCode =
+          kind === "name"
+            ? RELATIONSHIP_CODES.has(component) || NAME_AFFIXES.has(component)
+            : /^[A-Z][A-Z_]{0,19}$/.test(component);
         if (!typeCode) push(spans, kind, componentAt, component);
         componentAt += component.length + 1;
       }
