@@ -129,7 +129,7 @@ const COUNTRIES =
 /** A state before a value: "TX 04829173", "Texas plate …", "NY ZX21456T". */
 const STATE_PREFIX = String.raw`(?:(?:${STATES}|${STATE_NAMES})\s{1,2})?`;
 
-const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|STREET|ST|AVE|RD|BLVD|LN|DR)`;
+const STREET_SUFFIX = `(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Plaza|Plz|Alley|Crescent|Pike|Terr|Row|Loop|Run|Pass|Path|Walk|Close|Mews|Grove|Gardens|Rise|STREET|ST|AVE|RD|BLVD|LN|DR)`;
 const UNIT = String.raw`(?:,?\s{1,3}(?:Apt|Apartment|Suite|Ste|Unit|Bldg|Building|Floor|Fl|Room|Rm|Lot|Trlr|Trailer|Space|Spc|#)\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8}(?![\w\-]))?`;
 /** Between two cells of a row: a comma, a bar, a semicolon or a tab, quotes around. */
 const CELL = String.raw`["']?\s{0,2}[,|;\t]\s{0,2}["']?`;
@@ -190,7 +190,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "dob",
-    label: String.raw`(?:DOB|D\.O\.B\.?|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?|(?:fecha${_}de${_})?nacimiento|(?:data${_}de${_})?nascimento|date${_}de${_}naissance|n[ée]e?${_}le|geburtsdatum|geb\.)${SEP}`,
+    label: String.raw`(?:DOB|D\.O\.B\.?|YOB|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?|(?:fecha${_}de${_})?nacimiento|(?:data${_}de${_})?nascimento|date${_}de${_}naissance|n[ée]e?${_}le|geburtsdatum|geb\.)${SEP}`,
     value: DOB_VALUE,
   },
   {
@@ -217,7 +217,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "member_id",
-    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|OHIP|health${_}plan${NO}|ins.?${NO}|(?:BCBS(?:-[A-Z]{2})?|UHC|humana|aetna|cigna|anthem|molina|ambetter|tricare)${NO}|(?:n[uú]mero${_}de${_})?afiliad[oa]|carteirinha|carn[eé]t?|p[oó]liza)(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
+    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|OHIP|(?:sponsor${_})?benefits${NO}|health${_}plan${NO}|ins.?${NO}|(?:BCBS(?:-[A-Z]{2})?|UHC|humana|aetna|cigna|anthem|molina|ambetter|tricare)${NO}|(?:n[uú]mero${_}de${_})?afiliad[oa]|carteirinha|carn[eé]t?|p[oó]liza)(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
     value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
@@ -253,7 +253,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "device_id",
-    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|EPC|RFID${_}tag|android${_}id|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
+    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|EPC|RFID${_}tag|android${_}id|dev(?=\s{0,2}[=:])|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
     value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|[A-Z]\s\d{5,12}(?![\w\-])|${ID})`,
   },
   {
@@ -754,9 +754,17 @@ const detectors: readonly Detector[] = [
   {
     kind: "mrn",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w\-.])(?:[A-Z]{1,4}-?\d{6,14}[A-Z]?|\d{7,12}[A-Z]\d?)(?![\w\-])`),
+    pattern: rx(String.raw`(?<![\w\-.])(?:[A-Z]{1,4}[-_]?\d{6,14}[A-Z]?|\d{7,12}[A-Z]\d?)(?![\w\-])`),
     // Help-desk and change tickets ("ZD-558120", "INC0012345") are numbered the same way.
     veto: (_text, match) => (TICKET.test(match[0]) ? "keep" : false),
+  },
+  // The member's id on a pharmacy card, after its routing numbers: "RxBIN 610502 RxPCN MEDDPRIME ID 77214830900".
+  {
+    kind: "member_id",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<=\b(?:RxBIN|RxPCN|RxGRP|RxGrp|BIN|PCN)\b[^\n]{0,80}?\bID\s{0,2}[:#]?\s{0,2})(?=[A-Z0-9]{0,15}\d)[A-Z0-9]{6,16}(?![\w\-])`,
+    ),
   },
   // A record number glued to its label, as file names carry it: "scan_MRN99120047_page2.pdf".
   {
@@ -791,6 +799,14 @@ const detectors: readonly Detector[] = [
     kind: "device_id",
     needs: "digit",
     pattern: rx(String.raw`(?<![\w.])[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}(?![\w.])`),
+  },
+  // A house on a numbered route: "4517 Rte 9", "2100 Hwy 60", "N5432 HWY 57".
+  {
+    kind: "address",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b[NSEW]?\d{1,6}\s{1,2}(?:Rte|RTE|Route|ROUTE|Hwy|HWY|Highway|HIGHWAY|State\s{1,2}Route|County\s{1,2}Road|CR|SR|US)[\s\-]{1,2}\d{1,4}[A-Z]?\b`,
+    ),
   },
   // Brazil's CEP after the state of an address: "São Paulo - SP, 01304-001".
   {
@@ -937,7 +953,7 @@ const detectors: readonly Detector[] = [
   {
     kind: "age",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w/])(?<=[MF]\/)(?:9\d|1[01]\d)(?![\w\-]|[.,]\d)`),
+    pattern: rx(String.raw`(?<=(?<![\w/])[MF]\/)(?:9\d|1[01]\d)(?![\w\-]|[.,]\d)`),
   },
   // "[NAME], 98, still drives": a number over 89 set off right after a name.
   {
@@ -945,6 +961,15 @@ const detectors: readonly Detector[] = [
     needs: "placeholder",
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\],\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}[,;)])`),
+  },
+  // "he'll be 91", "turning 95": a number over 89 a person turns.
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\b(?:(?:he|she|they)['’]ll\s{1,2}be|(?:he|she)\s{1,2}will\s{1,2}be|turns|turning|turned)\s{1,2})(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)`,
+      "gi",
+    ),
   },
   // "[NAME] is 92", "[NAME] turned 101": a number over 89 said of a person.
   {
@@ -960,7 +985,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "placeholder",
     placeholders: true,
-    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=\))`, "g"),
+    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
   },
   // Days in words: "the twenty-first of March", "March the third".
   {
@@ -968,6 +993,17 @@ const detectors: readonly Detector[] = [
     needs: "monthWord",
     pattern: rx(
       String.raw`\b(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s{1,2}of\s{1,2}${MONTH}\b(?:,?\s{1,2}\d{4})?|\b${MONTH}\s{1,2}the\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\b`,
+      "gi",
+    ),
+  },
+  // Dates read out, as voice transcripts write them: "July ninth nineteen sixty-one", "december
+  // third, nineteen forty-eight", "may fifth nineteen seventy".
+  {
+    kind: "date",
+    needs: "monthWord",
+    pattern: rx(
+      // Not "you may first check…": "may first" only with a year.
+      String.raw`\b(?!may\s{1,2}first\b(?!,?\s{1,2}(?:nineteen|twenty|two\s{1,2}thousand)))${MONTH}\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)(?:,?\s{1,2}(?:nineteen|twenty|two\s{1,2}thousand)(?:[\s\-](?:oh[\s\-])?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?)?)?\b`,
       "gi",
     ),
   },
@@ -1376,6 +1412,13 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     needs: "digit",
     cue: /(?<!\[)\b(?:dob|date[ _]of[ _]birth|birth[ _]?dates?|birth[ _]years?|born)\b(?!\])/i,
     pattern: rx(String.raw`(?<![\w.\-/])(?:\d{1,2}\/)?(?:19\d\d|200\d)(?![\w\-/]|\.\d)`),
+  },
+  {
+    // A birth date as HL7's PID-7 and X12's DMG carry it, eight digits, where the text speaks of one.
+    kind: "dob",
+    needs: "digit",
+    cue: /(?<!\[)\b(?:dob|birth\w*|born|PID-7|DMG)\b(?!\])/i,
+    pattern: rx(String.raw`(?<![\w.\-/])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?![\w\-/]|\.\d)`),
   },
 ];
 

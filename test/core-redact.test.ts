@@ -270,6 +270,35 @@ describe("redact: examples", () => {
     );
   });
 
+  test.each([
+    ["Rose and her husband Tomasz both use the same phone", "[NAME] and her husband [NAME] both use the same phone"],
+    ["Joy reviewed the HL7 mapping", "[NAME] reviewed the HL7 mapping"],
+    ["Ivy is out today", "[NAME] is out today"],
+    ["the Charge Nurse wants a reminder at 0900", "the Charge Nurse wants a reminder at 0900"],
+    ["Team Turing owns fax, Team Hopper owns SMS", "Team Turing owns fax, Team Hopper owns SMS"],
+    ["From: support@health.example To: maria.lopez@example.com", "From: support@health.example To: [EMAIL]"],
+    [
+      "docker run -p 8080:8080 ghcr.io/health/fax-router:1.2.7",
+      "docker run -p 8080:8080 ghcr.io/health/fax-router:1.2.7",
+    ],
+    ["INC0012345 reopened", "INC0012345 reopened"],
+    ["uploaded scan_MRN99120047_page2.pdf", "uploaded scan_MRN[MRN]_page2.pdf"],
+    ["client hit /patients/8812 3 times", "client hit /patients/[MRN] 3 times"],
+    ["pip install fax-sdk==4.12.0.3", "pip install fax-sdk==4.12.0.3"],
+    ["Nachname;Vorname;PLZ\nSchäfer;Annelie;80331", "Nachname;Vorname;PLZ\n[NAME];[NAME];[ZIP]"],
+    ["age_years,sex\n98,F\n54,M", "age_years,sex\n[AGE],F\n54,M"],
+    ["caller said July ninth nineteen sixty-one", "caller said [DATE]"],
+    ["you may first check the logs", "you may first check the logs"],
+    ["rate limit 10000 per day per clinic; pt zip 94110", "rate limit 10000 per day per clinic; pt zip [ZIP]"],
+    ["F/97 admitted from SNF", "F/[AGE] admitted from SNF"],
+    ["he'll be 91 next week; the timeout will be 120 ms", "he'll be [AGE] next week; the timeout will be 120 ms"],
+  ])(
+    "names that are also words, things named like people, role mailboxes, images, tickets, glued ids, European CSV, spoken dates: %p",
+    (text, expected) => {
+      expect(redact(text)).toBe(expected);
+    },
+  );
+
   test("a later pass reads whole words around a placeholder, never a word cut at its window's edge", () => {
     // The window around "[NAME]" once ended inside "coming", and "comin" read as a name.
     const note =

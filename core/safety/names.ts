@@ -453,7 +453,9 @@ const SPEECH_VERBS = new Set(
  * "Grace wants"): with these, "Grace" is a person; "Summer", "Will", "Mark" too.
  */
 const HUMAN_VERBS = new Set(
-  "wants wanted reviewed approved signed owns covers covered prefers thinks knows knew called calls texted emailed".split(" "),
+  "wants wanted reviewed approved signed owns covers covered prefers thinks knows knew called calls texted emailed".split(
+    " ",
+  ),
 );
 /** After "is": a person's whereabouts on a team ("Ivy is out today", "June is on PTO"). */
 const AWAY = /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacation|leave|nights|days))\b/;
@@ -461,7 +463,8 @@ const AWAY = /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacat
 const NAME_BEFORE = /\[NAME\][ \t]{1,2}(?:and|&)[ \t]{1,2}$/;
 const NAME_AFTER = /^[ \t]{1,2}(?:and|&)[ \t]{1,2}\[NAME\]/;
 /** Nouns that make the words before them the names of things: "Florence and Sydney offices", "Babinski and Romberg fields". */
-const OF_THINGS = /^[ \t]{1,2}(?:offices|fields|sites|clinics|teams|hospitals|campuses|locations|templates|tests|signs|scores)\b/;
+const OF_THINGS =
+  /^[ \t]{1,2}(?:offices|fields|sites|clinics|teams|hospitals|campuses|locations|templates|tests|signs|scores)\b/;
 /** Words before a capitalised word that make it part of a thing's name: "the Charge Nurse", "City of Hope". */
 const THING_BEFORE = new Set(["of", "the", "a", "an", "team"]);
 
@@ -643,8 +646,7 @@ export function findNames(
       previous === undefined ||
       /[.!?\n]/.test(token.gap) ||
       (!previous.capitalised && !THING_BEFORE.has(previous.plain));
-    const human =
-      alone && known !== Standing.Other && /^[ \t]{1,2}$/.test(next.gap) && HUMAN_VERBS.has(next.plain);
+    const human = alone && known !== Standing.Other && /^[ \t]{1,2}$/.test(next.gap) && HUMAN_VERBS.has(next.plain);
     const away = alone && known !== Standing.Other && AWAY.test(text.slice(token.end).trimStart());
     // A listed name beside a name already taken: "[NAME] and Ash are the kids".
     const beside =

@@ -177,7 +177,7 @@ function columnKind(header: string): IdentifierKind | null {
     return "address";
   if (/^(?:zip|zipcode|postalcode|postcode|plz|postleitzahl|cep|codigopostal)$/.test(key)) return "zip";
   if (
-    /^(?:memberid|memberno|membernumber|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber)$/.test(
+    /^(?:memberid|memberno|membernumber|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber|group|groupid|groupno|grp)$/.test(
       key,
     )
   )
