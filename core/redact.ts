@@ -629,6 +629,8 @@ interface Facts {
   ageWord: boolean;
   /** "A1c", any case. */
   a1c: boolean;
+  /** "BIN", "PCN" or "RxG…": a pharmacy card's routing numbers. */
+  rxCard: boolean;
 }
 
 interface Detector {
@@ -708,6 +710,12 @@ const earlyDetectors: readonly Detector[] = [
 /** " dot ", "[dot]", " (at) ": a word standing for a symbol in a spelled-out email address. */
 const SPOKEN = (words: string) => String.raw`(?:\s(?:${words})\s|\s?\[(?:${words})\]\s?|\s?\((?:${words})\)\s?)`;
 const DIGIT_WORD = "(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)";
+/** A day of the month in words: "third", "twenty-first". */
+const ORDINAL_WORD =
+  "(?:(?:twenty|thirty)[\\s\\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)";
+/** A year read out: "nineteen sixty-one", "nineteen oh five", "two thousand twelve". */
+const YEAR_WORDS =
+  "(?:nineteen|twenty|two\\s{1,2}thousand)(?:[\\s\\-](?:oh[\\s\\-])?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\\s\\-](?:one|two|three|four|five|six|seven|eight|nine))?)?";
 /** Letters of a Medicare Beneficiary Identifier: A–Z without S, L, O, I, B and Z. */
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
@@ -761,7 +769,7 @@ const detectors: readonly Detector[] = [
   // The member's id on a pharmacy card, after its routing numbers: "RxBIN 610502 RxPCN MEDDPRIME ID 77214830900".
   {
     kind: "member_id",
-    needs: "digit",
+    needs: "rxCard",
     pattern: rx(
       String.raw`(?<=\b(?:RxBIN|RxPCN|RxGRP|RxGrp|BIN|PCN)\b[^\n]{0,80}?\bID\s{0,2}[:#]?\s{0,2})(?=[A-Z0-9]{0,15}\d)[A-Z0-9]{6,16}(?![\w\-])`,
     ),
@@ -987,25 +995,17 @@ const detectors: readonly Detector[] = [
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
   },
-  // Days in words: "the twenty-first of March", "March the third".
+  // Days in words: "the twenty-first of March", "March the third"; and dates read out, as voice
+  // transcripts write them: "July ninth nineteen sixty-one", "december third, nineteen forty-eight"
+  // (not "you may first check…": "may first" only with a year).
   {
     kind: "date",
     needs: "monthWord",
     pattern: rx(
-      String.raw`\b(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\s{1,2}of\s{1,2}${MONTH}\b(?:,?\s{1,2}\d{4})?|\b${MONTH}\s{1,2}the\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)\b`,
+      String.raw`\b${ORDINAL_WORD}\s{1,2}of\s{1,2}${MONTH}\b(?:,?\s{1,2}\d{4})?|\b${MONTH}\s{1,2}the\s{1,2}${ORDINAL_WORD}\b|\b${MONTH}\s{1,2}${ORDINAL_WORD}(?:,?\s{1,2}${YEAR_WORDS})?\b`,
       "gi",
     ),
-  },
-  // Dates read out, as voice transcripts write them: "July ninth nineteen sixty-one", "december
-  // third, nineteen forty-eight", "may fifth nineteen seventy".
-  {
-    kind: "date",
-    needs: "monthWord",
-    pattern: rx(
-      // Not "you may first check…": "may first" only with a year.
-      String.raw`\b(?!may\s{1,2}first\b(?!,?\s{1,2}(?:nineteen|twenty|two\s{1,2}thousand)))${MONTH}\s{1,2}(?:(?:twenty|thirty)[\s\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)(?:,?\s{1,2}(?:nineteen|twenty|two\s{1,2}thousand)(?:[\s\-](?:oh[\s\-])?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?)?)?\b`,
-      "gi",
-    ),
+    veto: (_text, match) => /^may\s{1,2}first$/i.test(match[0]),
   },
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
   {
@@ -1521,6 +1521,7 @@ function factsOf(text: string): Facts {
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     ageWord: lower.includes("ninety") || lower.includes("hundred"),
     a1c: lower.includes("a1c"),
+    rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
   };
 }
 
@@ -1653,9 +1654,17 @@ const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 const NOT_PEOPLE = [
   // Holidays ("no reminders on Thanksgiving and Christmas Day").
   /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi)\b/g,
-  // Months in a list of months ("every March, June and December").
+  // A month that is no one's name, one pattern for all its signs (each claims the month alone):
+  // in a list of months ("every March, June and December"), after a word of time ("in June",
+  // "since March", not "June's"), or naming a batch of work ("the April release", "The May
+  // schedule is full").
   new RegExp(
-    `(?=[A-Z])\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)|(?=[A-Z])(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
+    `(?=[A-Z])(?:${[
+      `\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)`,
+      `(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
+      `(?<=\\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\\s{1,2})${MONTH_NAME}\\b(?!['’]s)`,
+      `\\b${MONTH_NAME}(?=\\s{1,2}(?:release|schedule|sprint|cohort|deadline|newsletter|billing|cycle|reports?|batch|rollout|launch|update|build|invoices?|statements?|data|metrics|volume|campaign|roster|calendar)\\b)`,
+    ].join("|")})`,
     "g",
   ),
   // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear".
@@ -1668,11 +1677,8 @@ const NOT_PEOPLE = [
     `(?=[A-Z])(?<=\\b(?:in|from|to|across|throughout|near|outside|of)\\s{1,2})${STATE_NAMES}\\b(?!\\s{1,2}[A-Z])(?!['’]s)`,
     "g",
   ),
-  /(?=[A-Z])(?<=\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\s{1,2})(?:January|February|March|April|May|June|July|August|September|October|November|December)\b(?!['’]s)/g,
-  // A month naming a batch of work: "the April release", "The May schedule is full".
-  /(?=[A-Z])\b(?:January|February|March|April|May|June|July|August|September|October|November|December)(?=\s{1,2}(?:release|schedule|sprint|cohort|deadline|newsletter|billing|cycle|reports?|batch|rollout|launch|update|build|invoices?|statements?|data|metrics|volume|campaign|roster|calendar)\b)/g,
   // Teams named like people: "Team Turing owns fax", "Team Falcon".
-  /\bTeam\s{1,2}[A-Z][a-z]+\b/g,
+  /Team(?<=(?<!\w)Team)\s{1,2}[A-Z][a-z]+\b/g,
   // "grace period", in any case.
   /\b(?:Grace\s{1,2}[Pp]eriod|GRACE\s{1,2}PERIOD)\b/g,
   /(?=[A-Z])(?<=\b(?:the|our|a|to|in|on)\s{1,2})(?:[A-Z][a-z]{1,20}\s){0,2}[A-Z][A-Za-z]{1,20}(?=\s{1,2}(?:team|squad|crew|pod|guild|channel|queue|inbox|board|workspace|clinic|office|site|location|campus|branch|practice|pharmacy)s?\b)/g,

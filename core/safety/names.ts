@@ -116,6 +116,15 @@ const KEY = endsWith(
 /** "al-Farsi", "bin-Zayed", "d'Angelo": a lower-case particle joined to a capitalised surname. */
 const PREFIXED_CAPITAL = /^(?:al|el|bin|ibn|abu|bint|d|da|de|di|van|von)[-'’]\p{Lu}\p{Ll}/u;
 
+/** A hyphen or an apostrophe within a word's first five characters: where `PREFIXED_CAPITAL` can match. */
+function hasJoinEarly(word: string): boolean {
+  for (let k = 1; k < Math.min(5, word.length - 1); k++) {
+    const code = word.charCodeAt(k);
+    if (code === 45 || code === 39 || code === 8217) return true;
+  }
+  return false;
+}
+
 /** A word, tried at one position (sticky). */
 const WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,40}/uy;
 
@@ -285,7 +294,7 @@ export function tokenize(text: string): Token[] {
     const raw = text.slice(start, end);
     // A surname after a lower-case particle and a hyphen or an apostrophe is capitalised as the
     // surname is: "al-Farsi", "el-Amin", "d'Angelo".
-    const capitalised = isUpper(raw.charCodeAt(0)) || PREFIXED_CAPITAL.test(raw);
+    const capitalised = isUpper(raw.charCodeAt(0)) || (hasJoinEarly(raw) && PREFIXED_CAPITAL.test(raw));
     // Most words are in lower case ASCII already: `toLowerCase` would cost more than the rest.
     const lower = isLowerAscii(text, start, end) ? raw : raw.toLowerCase();
     const upper = capitalised ? raw.toUpperCase() : "";
@@ -500,6 +509,67 @@ function withoutPossessive(word: string): string {
     : word;
 }
 
+/**
+ * Whether the name word at `i` (capitalised, not an ordinary word) is a person by what follows or
+ * surrounds it (step 3b of `findNames`). The cheap checks of each sign come first: most name words
+ * show none, and a long text has thousands.
+ */
+function isPersonByContext(text: string, tokens: readonly Token[], i: number): boolean {
+  const token = tokens[i] as Token;
+  const next = tokens[i + 1] as Token;
+  const known = standing(token);
+  const strong = known === Standing.Strong;
+  const spaced = /^[ \t]{1,2}$/.test(next.gap);
+  // A possessive before a relative is a person even when no list knows the name ("Kelechi's sister").
+  const possessiveGap = /^['’]s[ \t]{1,2}$/.test(next.gap);
+  if (possessiveGap && RELATIVES.has(next.plain)) return true;
+  if (strong && spaced && PERSON_VERBS.has(next.plain)) return true;
+  // "the Okafor twins".
+  if (strong && spaced && FAMILY.has(next.plain) && tokens[i - 1]?.plain === "the") return true;
+  // "Ana's refill": a strong name owning something. Not after "St." or "Saint": "St. Luke's" is a hospital.
+  if (
+    strong &&
+    possessiveGap &&
+    !/^(?:st|saint)$/.test(tokens[i - 1]?.plain ?? "") &&
+    !vocab().medical.has(fold(token.text))
+  )
+    return true;
+  // A name that is also a word speaks as a person too: "Blessing said", "Chase says".
+  if ((known === Standing.Unknown || known === Standing.Weak) && spaced && SPEECH_VERBS.has(next.plain)) return true;
+  // "Rose and her husband", "Dolores and her grandson": a person beside their relative.
+  if (
+    next.plain === "and" &&
+    spaced &&
+    /^(?:her|his|their)$/.test(tokens[i + 2]?.plain ?? "") &&
+    RELATIVES.has(tokens[i + 3]?.plain ?? "")
+  )
+    return true;
+  if (known === Standing.Other) return false;
+  // A name that is also a word doing what only people do, or away from work: "Joy reviewed the
+  // mapping", "Ivy is out today"; not the last word of a thing's name: "the Charge Nurse wants",
+  // "City of Hope wants".
+  const acting = (spaced && HUMAN_VERBS.has(next.plain)) || next.plain === "is";
+  if (acting) {
+    const previous = tokens[i - 1];
+    const alone =
+      previous === undefined ||
+      /[.!?\n]/.test(token.gap) ||
+      (!previous.capitalised && !THING_BEFORE.has(previous.plain));
+    if (alone && spaced && HUMAN_VERBS.has(next.plain)) return true;
+    if (alone && AWAY.test(text.slice(token.end, token.end + 32).trimStart())) return true;
+  }
+  // A listed name beside a name already taken: "[NAME] and Ash are the kids".
+  if (known !== Standing.Strong && known !== Standing.Weak) return false;
+  const joined =
+    tokens[i - 1]?.plain === "and" || token.gap.includes("&") || next.plain === "and" || next.gap.includes("&");
+  return (
+    joined &&
+    (NAME_BEFORE.test(text.slice(Math.max(0, token.start - 12), token.start)) ||
+      NAME_AFTER.test(text.slice(token.end, token.end + 12))) &&
+    !OF_THINGS.test(text.slice(token.end, token.end + 16))
+  );
+}
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -617,44 +687,7 @@ export function findNames(
     const token = tokens[i];
     const next = tokens[i + 1];
     if (token === undefined || next === undefined || covered[i] === 1 || !isNameWord(token)) continue;
-    // A possessive before a relative is a person even when no list knows the name ("Kelechi's sister").
-    const possessive = /^['’]s[ \t]{1,2}$/.test(next.gap) && RELATIVES.has(next.plain);
-    const strong = standing(token) === Standing.Strong;
-    const acts = strong && /^[ \t]{1,2}$/.test(next.gap) && PERSON_VERBS.has(next.plain);
-    const family = strong && FAMILY.has(next.plain) && /^[ \t]{1,2}$/.test(next.gap) && tokens[i - 1]?.plain === "the";
-    // "Ana's refill": a strong name owning something.
-    // Not after "St." or "Saint": "St. Luke's" is a hospital.
-    const saint = /^(?:st|saint)$/.test(tokens[i - 1]?.plain ?? "");
-    const owns = strong && !saint && /^['’]s[ \t]{1,2}$/.test(next.gap) && !vocab().medical.has(fold(token.text));
-    // A name that is also a word speaks as a person too: "Blessing said", "Chase says".
-    const known = standing(token);
-    const speaks =
-      (known === Standing.Unknown || known === Standing.Weak) &&
-      /^[ \t]{1,2}$/.test(next.gap) &&
-      SPEECH_VERBS.has(next.plain);
-    // "Rose and her husband", "Dolores and her grandson": a person beside their relative.
-    const withRelative =
-      next.plain === "and" &&
-      /^[ \t]{1,2}$/.test(next.gap) &&
-      /^(?:her|his|their)$/.test(tokens[i + 2]?.plain ?? "") &&
-      RELATIVES.has(tokens[i + 3]?.plain ?? "");
-    // A name that is also a word doing what only people do, or away from work: "Joy reviewed the
-    // mapping", "Ivy is out today".
-    // Not the last word of a thing's name: "the Charge Nurse wants", "City of Hope wants".
-    const previous = tokens[i - 1];
-    const alone =
-      previous === undefined ||
-      /[.!?\n]/.test(token.gap) ||
-      (!previous.capitalised && !THING_BEFORE.has(previous.plain));
-    const human = alone && known !== Standing.Other && /^[ \t]{1,2}$/.test(next.gap) && HUMAN_VERBS.has(next.plain);
-    const away = alone && known !== Standing.Other && AWAY.test(text.slice(token.end).trimStart());
-    // A listed name beside a name already taken: "[NAME] and Ash are the kids".
-    const beside =
-      (known === Standing.Strong || known === Standing.Weak) &&
-      (NAME_BEFORE.test(text.slice(Math.max(0, token.start - 12), token.start)) ||
-        NAME_AFTER.test(text.slice(token.end, token.end + 12))) &&
-      !OF_THINGS.test(text.slice(token.end, token.end + 16));
-    if (possessive || acts || family || owns || speaks || withRelative || human || away || beside) add(i, i + 1);
+    if (isPersonByContext(text, tokens, i)) add(i, i + 1);
   }
 
   // 3c. One lower-case strong name after "for", "to", "with": "claim no. [ACCOUNT] for ravi".

@@ -197,7 +197,20 @@ function columnKind(header: string): IdentifierKind | null {
 const HEADER_SOURCE = String.raw`(?<=^|[\s:>\x60'"(])((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?SEPARATOR){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)`;
 /** Commas; semicolons, as European spreadsheets write CSV; tabs, as a pasted table has them. */
 const CSV_SEPARATORS = [",", ";", "\t"] as const;
-const CSV_HEADERS = CSV_SEPARATORS.map((separator) => new RegExp(HEADER_SOURCE.replace("SEPARATOR", separator), "gm"));
+/**
+ * With commas, a header may follow a label on its line ("columns: last,first,dob"); with semicolons
+ * and tabs, which prose is full of, only a header that starts its line is tried.
+ */
+const CSV_HEADERS = CSV_SEPARATORS.map(
+  (separator) =>
+    new RegExp(
+      (separator === ","
+        ? HEADER_SOURCE
+        : HEADER_SOURCE.replace(String.raw`(?<=^|[\s:>\x60'"(])`, "^[ ]{0,8}")
+      ).replace("SEPARATOR", separator),
+      "gm",
+    ),
+);
 
 /** An age column holds an identifier only over 89 (Safe Harbor). */
 const OVER_89 = /^\s*(?:9\d|1[0-2]\d)\s*$/;
