@@ -316,12 +316,20 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
  * `tried` keeps what each word start gave: the digit runs of a date or a phone number look back
  * over the same words, and the answer at a word start does not depend on the run.
  */
-function labelledBefore(text: string, digit: number, tried: Map<number, IdentifierSpan | null>): IdentifierSpan | null {
+function labelledBefore(
+  text: string,
+  digit: number,
+  tried: Map<number, IdentifierSpan | null>,
+  found: readonly Claim[],
+): IdentifierSpan | null {
   let token = digit;
   while (token > 0 && isValueChar(text.charCodeAt(token - 1))) token--;
   const reach = Math.max(0, token - LABEL_REACH);
   for (let at = token - 1; at >= reach; at--) {
     if (!isLetter(text.charCodeAt(at)) || (at > 0 && isLetter(text.charCodeAt(at - 1)))) continue;
+    // A label inside an identifier another detector took ("a@a.mbi build 20": the "mbi" of an
+    // email) labels nothing; inside a kept name ("Texas Medicaid") it still labels.
+    if (insideIdentifier(found, at)) continue;
     let span = tried.get(at);
     if (span === undefined) {
       span = labelledAt(text, at);
@@ -335,11 +343,19 @@ function labelledBefore(text: string, digit: number, tried: Map<number, Identifi
   return null;
 }
 
+function insideIdentifier(found: readonly Claim[], at: number): boolean {
+  for (let i = 0; i < found.length; i++) {
+    const claim = found[i] as Claim;
+    if (claim.kind !== KEEP && claim.start <= at && at < claim.end) return true;
+  }
+  return false;
+}
+
 function collectLabelled(text: string, found: Claim[]): void {
   const tried = new Map<number, IdentifierSpan | null>();
   DIGITS.lastIndex = 0;
   for (let run = DIGITS.exec(text); run !== null; run = DIGITS.exec(text)) {
-    const span = labelledBefore(text, run.index, tried);
+    const span = labelledBefore(text, run.index, tried, found);
     if (span === null || overlaps(found, span.start, span.end)) continue;
     found.push(span);
     DIGITS.lastIndex = Math.max(DIGITS.lastIndex, span.end);
@@ -629,6 +645,8 @@ interface Facts {
   ageWord: boolean;
   /** "A1c", any case. */
   a1c: boolean;
+  /** "user", "login", "assignee", "owner" or "author", any case: a handle may follow. */
+  handleKey: boolean;
   /** "BIN", "PCN" or "RxG…": a pharmacy card's routing numbers. */
   rxCard: boolean;
 }
@@ -772,6 +790,16 @@ const detectors: readonly Detector[] = [
     needs: "rxCard",
     pattern: rx(
       String.raw`(?<=\b(?:RxBIN|RxPCN|RxGRP|RxGrp|BIN|PCN)\b[^\n]{0,80}?\bID\s{0,2}[:#]?\s{0,2})(?=[A-Z0-9]{0,15}\d)[A-Z0-9]{6,16}(?![\w\-])`,
+    ),
+  },
+  // A person's login or handle after its key: user=jmcallister, "user_name": "folake.o", owner:
+  // mfaleolo, login failed for user "jbarros". Not a system's account ("user=postgres") or a type
+  // in a schema ("owner: string").
+  {
+    kind: "name",
+    needs: "handleKey",
+    pattern: rx(
+      String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
   // A record number glued to its label, as file names carry it: "scan_MRN99120047_page2.pdf".
@@ -1521,6 +1549,7 @@ function factsOf(text: string): Facts {
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     ageWord: lower.includes("ninety") || lower.includes("hundred"),
     a1c: lower.includes("a1c"),
+    handleKey: ["user", "login", "assignee", "owner", "author"].some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
   };
 }
@@ -1576,7 +1605,7 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  * just before a date a detector found (`isSystemEventDate`), so it costs nothing where there is no date.
  */
 const SYSTEM_EVENT_BEFORE =
-  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain)s?\s{1,2}(?:expires?|expiry|expiration))\b|^#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
+  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
 
 /** A date some detector found, whose preceding words make it a system event's: kept as written. */
 function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | false {
@@ -1618,8 +1647,6 @@ const PROTECTED = [
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
   /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
   /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
-  // Versions pinned after a package name: "fax-sdk==4.12.0.3", "twilio>=8.2.1", which read like IP addresses.
-  /(?<=[\w\]](?:==|~=|>=|<=|!=)\s{0,2})(\d{1,6}(?:\.\d{1,6}){1,4})(?![\d.])/g,
   // Vital signs and lab names that read like other things: "BP 182/110" (not an age), "A1C 9.1" (not a license).
   /\b(?:BP|blood\s{1,2}pressure)\s{0,3}[:=]?\s{0,2}(\d{2,3}\/\d{2,3})(?!\d)/gi,
 ];
@@ -1677,6 +1704,10 @@ const NOT_PEOPLE = [
     `(?=[A-Z])(?<=\\b(?:in|from|to|across|throughout|near|outside|of)\\s{1,2})${STATE_NAMES}\\b(?!\\s{1,2}[A-Z])(?!['’]s)`,
     "g",
   ),
+  // The persona of a bot, named like a person: "our voice agent persona is called 'Ava'".
+  /(?=\p{Lu})(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?(?:called|named)\s{1,2}['"“]?)\p{Lu}\p{Ll}+/gu,
+  // Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent".
+  /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm,
   // Teams named like people: "Team Turing owns fax", "Team Falcon".
   /Team(?<=(?<!\w)Team)\s{1,2}[A-Z][a-z]+\b/g,
   // "grace period", in any case.

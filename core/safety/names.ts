@@ -62,11 +62,11 @@ const MAX_PARTICLE = Math.max(...[...PARTICLES].map((particle) => particle.lengt
 
 /** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
 const PERSON_WORDS =
-  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
+  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|colleague|coworker|co-worker|teammate|new hire|intern|trainee|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
-  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter|author|reporter|assignee|assigned to|assigned|reassigned to|reassigned|owner|requester|requested by|submitted by|reported by";
+  "patient|pt|client|resident|member|caller|contact|guarantor|subscriber|insured|dependent|recipient|sender|attn|attention|cc|nurse|rn|lpn|np|physician|provider|pcp|surgeon|therapist|pharmacist|coordinator|doctor|doc|md|emergency contact|next of kin|nok|name|surname|signed by|approver|reviewer|manager|supervisor|scheduler|technician|tech|rep|representative|agent|case manager|social worker|interpreter|author|reporter|assignee|assigned to|assigned|reassigned to|reassigned|owner|attendees|participants|invitees|reviewers|owners|signers|requester|requested by|submitted by|reported by";
 
 const SEPARATOR = String.raw`(?:\s{0,2}(?:is|was|are|:|=|-|–|—|,|\.|\(|#)){0,2}\s{0,3}(?:(?:like|such as|e\.g\.|incl(?:uding|\.)?)\s{1,3})?`;
 
@@ -466,8 +466,12 @@ const HUMAN_VERBS = new Set(
     " ",
   ),
 );
+/** A post on a team, after "on", "at", "from", "in": "the night shift", "the front desk", "billing". */
+const POST =
+  /^[ \t]{1,2}(?:the[ \t]{1,2})?(?:front[ \t]{1,2}desk|night[ \t]{1,2}shift|day[ \t]{1,2}shift|evening[ \t]{1,2}shift|billing|scheduling|registration|triage|intake[ \t]{1,2}desk|call[ \t]{1,2}center)\b/i;
 /** After "is": a person's whereabouts on a team ("Ivy is out today", "June is on PTO"). */
-const AWAY = /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacation|leave|nights|days))\b/;
+const AWAY =
+  /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacation|leave|nights|days)|(?:still[ \t]{1,2})?(?:updating|working|handling|reviewing|fixing|testing|debugging|leading|running|hunting|owning|investigating|migrating)|the[ \t]{1,2}(?:new[ \t]{1,2})?(?:charge[ \t]{1,2})?(?:nurse|doctor|intern|lead|manager|pharmacist|coordinator|on-call|one[ \t]{1,2}who))\b/;
 /** A placeholder of a name joined to what follows or precedes it: "[NAME] and Ash", "Lily and [NAME]". */
 const NAME_BEFORE = /\[NAME\][ \t]{1,2}(?:and|&)[ \t]{1,2}$/;
 const NAME_AFTER = /^[ \t]{1,2}(?:and|&)[ \t]{1,2}\[NAME\]/;
@@ -545,6 +549,8 @@ function isPersonByContext(text: string, tokens: readonly Token[], i: number): b
   )
     return true;
   if (known === Standing.Other) return false;
+  // Where a person works: "Dawn on the night shift says", "Pearl at the front desk".
+  if (/^(?:on|at|from|in)$/.test(next.plain) && spaced && POST.test(text.slice(next.end, next.end + 24))) return true;
   // A name that is also a word doing what only people do, or away from work: "Joy reviewed the
   // mapping", "Ivy is out today"; not the last word of a thing's name: "the Charge Nurse wants",
   // "City of Hope wants".
@@ -698,6 +704,45 @@ export function findNames(
     // Lower case only: capitalised, a product is as likely ("send to Slack").
     if (token.capitalised || standing(token) !== Standing.Strong || token.text.length < 4) continue;
     if (!PERSON_PREPOSITIONS.has(previous.plain) || !/^[ \t]{1,2}$/.test(token.gap)) continue;
+    if (vocab().medical.has(token.plain)) continue;
+    add(i, i + 1);
+  }
+
+  // 3c". A lower-case name a list knows, at a post on a team: "rose from the front desk says…",
+  // "dawn on the night shift".
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const token = tokens[i];
+    const next = tokens[i + 1];
+    if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised) continue;
+    if (!/^(?:on|at|from)$/.test(next.plain) || !/^[ \t]{1,2}$/.test(next.gap) || token.text.length < 3) continue;
+    if (!POST.test(text.slice(next.end, next.end + 24)) || !vocab().names.has(fold(token.plain))) continue;
+    // "the guy at the front desk": a noun after a determiner.
+    if (/^(?:the|a|an|this|that|our|some|any|every)$/.test(tokens[i - 1]?.plain ?? "")) continue;
+    add(i, i + 1);
+  }
+
+  // 3c+. A lower-case name a list knows right after a relative, then a pause: "calling for my
+  // husband raymond, he can't…", "per her daughter nkem." (not "my son will call").
+  for (let i = 2; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token === undefined || covered[i] === 1 || token.capitalised || token.text.length < 3) continue;
+    if (!RELATIVES.has(tokens[i - 1]?.plain ?? "") || !/^(?:my|her|his|their|our)$/.test(tokens[i - 2]?.plain ?? ""))
+      continue;
+    const after = text.charAt(token.end);
+    if (!(after === "" || /[,.;:!?)"'\n]/.test(after)) || !vocab().names.has(fold(token.plain))) continue;
+    add(i, i + 1);
+  }
+
+  // 3c'. One capitalised strong name, alone, after "to", "by", "with", "cc": "route anything from
+  // Aetna to Marcus", "reviewed by Paulina". Strong: no common word, company or place ("to Slack").
+  for (let i = 1; i < tokens.length; i++) {
+    const token = tokens[i];
+    const previous = tokens[i - 1];
+    if (token === undefined || previous === undefined || covered[i] === 1 || !token.capitalised) continue;
+    if (token.allCaps || standing(token) !== Standing.Strong || !/^[ \t]{1,2}$/.test(token.gap)) continue;
+    if (!PERSON_PREPOSITIONS.has(previous.plain) || previous.plain === "for") continue;
+    const next = tokens[i + 1];
+    if (next?.capitalised && joins(next, token)) continue;
     if (vocab().medical.has(token.plain)) continue;
     add(i, i + 1);
   }
