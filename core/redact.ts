@@ -206,7 +206,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "phone",
-    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|text|txt|ph|contact|reach|dial|whatsapp|landline)(?:${NO})?${SEP}(?:(?:me|them|him|her|us)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
+    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|callback|call${_}back|text|txt|ph|contact|reach|dial|whatsapp|landline)(?:${NO})?${SEP}(?:(?:me|them|him|her|us)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
     value: String.raw`(?:${US_PHONE}|${INTL_PHONE}|\d{3}[\s.\-]\d{4}|\d{7})(?![\w\-])`,
   },
   {
@@ -303,6 +303,8 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
       // A column of a CSV header ("npi,license_no" and a row below) labels no value of its own:
       // the row's first cell is another column's.
       if (text.charCodeAt(at - 1) === 44 && text.slice(at, start).includes("\n")) return null;
+      // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
+      if (family.kind === "mrn" && (text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45)) return null;
       // A plate has no dot: "prod tag release-0.9.4" is a release.
       if (family.kind === "vehicle" && value.includes(".")) return null;
       return { kind: family.kind, start, end };
@@ -327,9 +329,6 @@ function labelledBefore(
   const reach = Math.max(0, token - LABEL_REACH);
   for (let at = token - 1; at >= reach; at--) {
     if (!isLetter(text.charCodeAt(at)) || (at > 0 && isLetter(text.charCodeAt(at - 1)))) continue;
-    // A label inside an identifier another detector took ("a@a.mbi build 20": the "mbi" of an
-    // email) labels nothing; inside a kept name ("Texas Medicaid") it still labels.
-    if (insideIdentifier(found, at)) continue;
     let span = tried.get(at);
     if (span === undefined) {
       span = labelledAt(text, at);
@@ -338,7 +337,9 @@ function labelledBefore(
     // Only a value that holds this digit run is its value: a label further back whose value ends
     // before it ("dl0-0 DOB: … 0") belongs to another run, and taking it here would make a second
     // redaction of the output find what the first did not.
-    if (span !== null && span.start <= digit && digit < span.end) return span;
+    // A label inside an identifier another detector took ("a@a.mbi build 20": the "mbi" of an
+    // email) labels nothing; inside a kept name ("Texas Medicaid") it still labels.
+    if (span !== null && span.start <= digit && digit < span.end && !insideIdentifier(found, at)) return span;
   }
   return null;
 }
@@ -397,29 +398,64 @@ function urlCarriesId(url: string): boolean {
   // The builder's own machine: a local URL points at their server, not at anyone's record.
   if (/^(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?$/i.test(authority)) return false;
   if (REGISTRY.test(authority) && rest.length === url.length) return false;
+  // An issue, a pull request or a commit: work, not a person's record.
+  if (CODE_HOST.test(authority)) return false;
   if (slash < 0) return false;
-  const tail = rest.slice(slash);
-  if (/\?./.test(tail)) return true;
-  const [path = "", fragment = ""] = tail.split("#", 2);
+  const [beforeFragment = "", fragment = ""] = rest.slice(slash).split("#", 2);
+  const [path = "", query = ""] = beforeFragment.split("?", 2);
+  if (query.split("&").some(paramCarriesId)) return true;
   if (/\d/.test(fragment)) return true;
-  // API and standard versions ("/v1/", FHIR's "/R4/") are not ids.
-  return path.split("/").some((segment) => /\d/.test(segment) && !/^[vr]\d+(?:\.\d+)*$/i.test(segment));
+  const segments = path.split("/");
+  // A document in storage ("…/2024/referral.pdf") is someone's record whenever its path has a number.
+  if (DOCUMENT.test(path)) return /\d/.test(path);
+  return segments.some((segment, i) => segmentCarriesId(segment.replace(IMAGE_TAG, ""), segments[i - 1] ?? ""));
+}
+
+/** A file a record is kept in: a scan, a letter, an export. */
+const DOCUMENT = /\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|xml|json|txt|dcm)$/i;
+
+/** Code hosts and trackers. */
+const CODE_HOST = /^(?:github\.com|gitlab\.com|bitbucket\.org|[\w-]+\.atlassian\.net|dev\.azure\.com)$/i;
+/** Query parameters of dashboards, docs and APIs that name no one: "?version=2.1", "?orgId=1&refresh=30s". */
+const NEUTRAL_PARAM =
+  /^(?:version|v|api-version|orgid|refresh|from|to|page|per_page|limit|offset|sort|order|lang|locale|format|tab|view|theme|utm_\w+|var-\w+)$/i;
+/** An image's tag at the end of a path: "intake:2.9.0". */
+const IMAGE_TAG = /:v?\d+(?:\.\d+){1,3}(?:-[\w.]+)?$/;
+
+/** A query parameter carries an id unless it is a neutral one with no long number in it. */
+function paramCarriesId(pair: string): boolean {
+  if (pair.length === 0) return false;
+  const [name = "", value = ""] = pair.split("=", 2);
+  return !NEUTRAL_PARAM.test(name) || /\d{5,}/.test(value);
+}
+
+/**
+ * A path segment carries an id when it holds a number, except an API or standard version ("v1",
+ * FHIR's "R4"), a word ending in a digit or two ("oauth2", "s3"), a year, and the month or day after one
+ * ("/faxes/2026/11/").
+ */
+function segmentCarriesId(segment: string, previous: string): boolean {
+  if (!/\d/.test(segment)) return false;
+  if (/^[vr]\d+(?:\.\d+)*$/i.test(segment) || /^[A-Za-z][A-Za-z_-]*\d{1,2}$/.test(segment)) return false;
+  if (/^(?:19|20)\d{2}$/.test(segment)) return false;
+  return !(/^\d{1,2}$/.test(segment) && /^(?:19|20)\d{2}$|^\d{1,2}$/.test(previous) && previous !== "");
 }
 
 /** The prefixes of help-desk, incident and change tickets: Zendesk, ServiceNow and the like. */
 const TICKET = /^(?:ZD|INC|CHG|RITM|REQ|PRB|SCTASK|TASK|TKT)-?\d/;
 
 /**
- * The mailboxes of systems and of the teams that build them (RFC 2142's, "noreply", "dev-team"):
- * "noreply@portal.example", "support@…". A clinic's own role addresses ("intake@…") reach
- * patients' care and stay redacted, as the labelling guide has every email address.
+ * The mailboxes of systems and of the teams that build them (RFC 2142's, "noreply", "dev-team",
+ * "oncall", "fax-errors", "bounces+…"): "noreply@portal.example", "support@…". A clinic's own role
+ * addresses ("intake@…") reach patients' care and stay redacted, as the labelling guide has every
+ * email address.
  */
 const ROLE_MAILBOX =
-  /^(?:no-?reply|do-?not-?reply|support|help|helpdesk|info|admin|dev-?team|devops|ops|security|abuse|postmaster|hostmaster|webmaster|notifications?|alerts?)@/i;
+  /^(?:no-?reply|do-?not-?reply|support|help|helpdesk|info|admin|dev-?team|devops|ops|sre|on-?call|pager|monitoring|security|abuse|postmaster|hostmaster|webmaster|notifications?|alerts?|[\w.-]*errors?|bounces?(?:\+[\w.-]+)?)@/i;
 
 /** Container registries: an image reference ("ghcr.io/org/app:1.2.7") names software, not a record. */
 const REGISTRY =
-  /^(?:ghcr\.io|docker\.io|quay\.io|(?:[\w-]+\.)?gcr\.io|[\w-]+\.pkg\.dev|[\w-]+\.azurecr\.io|public\.ecr\.aws|[\w.-]+\.dkr\.ecr\.[\w.-]+\.amazonaws\.com)$/i;
+  /^(?:registry\.[\w.-]+|ghcr\.io|docker\.io|quay\.io|(?:[\w-]+\.)?gcr\.io|[\w-]+\.pkg\.dev|[\w-]+\.azurecr\.io|public\.ecr\.aws|[\w.-]+\.dkr\.ecr\.[\w.-]+\.amazonaws\.com)$/i;
 
 /** Loopback and unspecified addresses identify no one; builders write them all the time. */
 const LOOPBACK = new Set(["127.0.0.1", "0.0.0.0", "::1", "::"]);
@@ -647,6 +683,8 @@ interface Facts {
   a1c: boolean;
   /** "user", "login", "assignee", "owner" or "author", any case: a handle may follow. */
   handleKey: boolean;
+  /** A colon: a label can precede a value or a list. */
+  colon: boolean;
   /** "BIN", "PCN" or "RxG…": a pharmacy card's routing numbers. */
   rxCard: boolean;
 }
@@ -801,6 +839,12 @@ const detectors: readonly Detector[] = [
     pattern: rx(
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
+  },
+  // A patient's key in code and logs: "pt_9920134", "patient_88412".
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])(?:pt|patient|mrn)_\d{4,14}(?![\w\-])`),
   },
   // A record number glued to its label, as file names carry it: "scan_MRN99120047_page2.pdf".
   {
@@ -1432,7 +1476,7 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     needs: "digit",
     cue: /(?<!\[)\b(?:ages?|aged|years? old|year-old|y\/?o)\b(?!\])/i,
     pattern: rx(
-      String.raw`(?<![\w.\-$])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|°))`,
+      String.raw`(?<![\w.\-$])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|req\w*|rps|qps|rpm|°))`,
     ),
   },
   {
@@ -1549,6 +1593,7 @@ function factsOf(text: string): Facts {
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     ageWord: lower.includes("ninety") || lower.includes("hundred"),
     a1c: lower.includes("a1c"),
+    colon: text.includes(":"),
     handleKey: ["user", "login", "assignee", "owner", "author"].some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
   };
@@ -1605,7 +1650,7 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  * just before a date a detector found (`isSystemEventDate`), so it costs nothing where there is no date.
  */
 const SYSTEM_EVENT_BEFORE =
-  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|go[\s-]live|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
+  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
 
 /** A date some detector found, whose preceding words make it a system event's: kept as written. */
 function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | false {
@@ -1647,6 +1692,20 @@ const PROTECTED = [
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
   /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
   /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
+  // A log's own times: "[2026-09-01 03:00:02] cron: …", syslog's "Nov 24 14:02:11 host …", git's
+  // "Date: Wed Jul 8 04:12:55 2026 +0000".
+  /^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)\]/gm,
+  /(?=[ADFJMNOS])(?<![^\n])((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2})(?=\s[\w.-]+\s)/g,
+  /(?=[MTWFS])\b((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}\s\d{4}\s[+-]\d{4})/g,
+  // A system's own times after their keys: "last_sync=2026-02-11T03:00Z", "created_at 1767225600".
+  /(?=\d)(?<=\b(?:last_?sync(?:ed)?(?:_?at)?|synced_?at|created_?at|updated_?at|modified_?at|deleted_?at|received_?at|sent_?at|expires_?at|logged_?at|timestamp|ts)["']?\s{0,2}[=:]?\s{0,2}["']?)(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}(?:Z|[+-]\d{2}:?\d{2})?)?|\d{10}(?:\d{3})?)(?![\d-])/gi,
+  // The bounds of a query, not anyone's date: "visit_date > '2025-01-01'", { $gt: ISODate("2026-01-01") }.
+  /(?:[<>]=?|\$(?:gt|gte|lt|lte)["']?\s{0,2}:)\s{0,2}(?:ISODate\(|new\s{1,2}Date\()?\s{0,2}["']?(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}Z?)?)(?=["')\s;,]|$)/g,
+  // Card processors' published test numbers: Stripe's and the networks' own.
+  /\b(4111111111111111|4242424242424242|5555555555554444|2223003122003222|378282246310005|371449635398431|6011111111111117|3566002020360505)\b/g,
+  // Payer ids, which are five digits like a ZIP: "payer id 60054", "60054 (Aetna)".
+  /(?=\d)(?<=\bpayer[\s_-]{0,2}ids?\s{0,2}[:#=]?\s{0,2})(\d{5})(?!\d)/gi,
+  /\b(\d{5})(?=\s{0,2}\((?:Aetna|Cigna|Humana|UHC|United(?:Healthcare)?|BCBS[\w-]*|Anthem|Medicare|Medicaid|Molina|Centene|Kaiser|Tricare|Ambetter|Optum|Availity)\))/g,
   // Vital signs and lab names that read like other things: "BP 182/110" (not an age), "A1C 9.1" (not a license).
   /\b(?:BP|blood\s{1,2}pressure)\s{0,3}[:=]?\s{0,2}(\d{2,3}\/\d{2,3})(?!\d)/gi,
 ];
@@ -1705,7 +1764,7 @@ const NOT_PEOPLE = [
     "g",
   ),
   // The persona of a bot, named like a person: "our voice agent persona is called 'Ava'".
-  /(?=\p{Lu})(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?(?:called|named)\s{1,2}['"“]?)\p{Lu}\p{Ll}+/gu,
+  /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu,
   // Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent".
   /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm,
   // Teams named like people: "Team Turing owns fax", "Team Falcon".
@@ -1744,9 +1803,30 @@ function collectFacilities(text: string, found: Claim[]): void {
   }
 }
 
+/**
+ * A list of places after its label, to the end of the line or sentence: "clinics: Paris (TX),
+ * Lebanon (NH), Warren, Houston", "sitios nuevos: San José, Santa Fe". Its capitalised words are
+ * the places' names.
+ */
+const PLACE_LIST =
+  /:(?<=\b(?:clinics|sites|locations|offices|cities|towns|regions|markets|sitios(?:\s{1,2}nuevos)?|ciudades|cl[ií]nicas|sedes)\s{0,2}:)([^\n.;—–]{1,200})/gi;
+const PLACE_NAME = /\p{Lu}[\p{L}'’-]+(?:\s{1,2}\p{Lu}[\p{L}'’-]+){0,2}/gu;
+
+function collectPlaceLists(text: string, found: Claim[]): void {
+  PLACE_LIST.lastIndex = 0;
+  for (let match = PLACE_LIST.exec(text); match !== null; match = PLACE_LIST.exec(text)) {
+    const list = match[1] ?? "";
+    const at = match.index + match[0].length - list.length;
+    for (const place of list.matchAll(PLACE_NAME)) {
+      found.push({ kind: KEEP, start: at + place.index, end: at + place.index + place[0].length });
+    }
+  }
+}
+
 /** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`, "A1c". */
 function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   collectFacilities(text, found);
+  if (facts.colon) collectPlaceLists(text, found);
   HEALTH_ORGS.lastIndex = 0;
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });

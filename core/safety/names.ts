@@ -62,7 +62,7 @@ const MAX_PARTICLE = Math.max(...[...PARTICLES].map((particle) => particle.lengt
 
 /** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
 const PERSON_WORDS =
-  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|colleague|coworker|co-worker|teammate|new hire|intern|trainee|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
+  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|hij[oa]|espos[oa]|madre|padre|mam[aá]|pap[aá]|abuel[oa]|herman[oa]|t[ií][oa]|filh[oa]|m[aã]e|pai|av[oóô]|irm[aã]o?|colleague|coworker|co-worker|teammate|new hire|intern|trainee|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
@@ -90,7 +90,7 @@ const PERSON_CUE = endsWith(
  * letters are a unit or a product.
  */
 const TITLE_CUE = endsWith(
-  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Nurse|Coach)\.?|(?:MR|MRS|DR|PROF|mr|mrs|ms|dr)\.)\s{1,3}$/u,
+  /(?:^|[^\p{L}])(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Sra|Srta|Sgt|Cpl|Pvt|Lt|Capt|Maj|Col|Gen|Rev|Fr|Sister|Brother|Pastor|Rabbi|Imam|Coach)\.?|(?:MR|MRS|DR|PROF|mr|mrs|ms|dr)\.)\s{1,3}$|(?:^|[^\p{L}])(?<!\b(?:the|a|an|our|your|their|this|that)\s{1,3})(?:NP|RN|LPN|LVN|CNA|CRNA|PA-C|NP-C|Nurse)[ \t]{1,3}$/u,
 );
 
 /** A role or label before a name, and whether a separator follows it. */
@@ -232,6 +232,18 @@ function isUpper(code: number): boolean {
   );
 }
 
+/** A capital after the fourth character, past a run of small letters: "OperationOutcome", "JaneApp". */
+function isCamelCase(word: string): boolean {
+  for (let k = 4; k < word.length; k++) {
+    const code = word.charCodeAt(k);
+    if (code >= 65 && code <= 90) {
+      const before = word.charCodeAt(k - 1);
+      return before >= 97 && before <= 122;
+    }
+  }
+  return false;
+}
+
 /** Whether `text[start, end)` is ASCII without a capital: its own lower case. */
 function isLowerAscii(text: string, start: number, end: number): boolean {
   for (let k = start; k < end; k++) {
@@ -308,7 +320,15 @@ export function tokenize(text: string): Token[] {
       allCaps: capitalised && raw.length > 1 && raw === upper,
       particle: !capitalised && lower.length <= MAX_PARTICLE && PARTICLES.has(lower),
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
-      known: capitalised || raw === lower ? -1 : Standing.Other,
+      // A word with a capital after four letters or more is code ("OperationOutcome", "JaneApp"),
+      // not a name ("McKenzie", "LaToya", "MacArthur" have theirs sooner); so is a scale's
+      // abbreviation before its number ("GAD-7", "PHQ-9").
+      known:
+        isCamelCase(raw) || (raw === upper && text.charCodeAt(end) === 45 && isDigitAt(text, end + 1))
+          ? Standing.Other
+          : capitalised || raw === lower
+            ? -1
+            : Standing.Other,
       // Most gaps are one space: that one string, not a slice of the text each.
       gap: start - previousEnd === 1 && text.charCodeAt(previousEnd) === 32 ? " " : text.slice(previousEnd, start),
       tagger: undefined,
@@ -384,8 +404,9 @@ function nameAfterCue(tokens: readonly Token[], i: number, labelled: boolean, ca
   return end;
 }
 
+/** Two words of one to four Han, Hangul or kana characters, with no such word just before or after. */
 const CJK_PAIR =
-  /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
+  /(?<![\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}][ 　]?)[\p{Script=Han}\p{Script=Hangul}\p{Script=Katakana}]{1,4}[ 　][\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{1,4}(?![ 　]?[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}])/gu;
 
 /**
  * Code units of every character in Han, Hangul or Katakana, and more (high surrogates stand for
@@ -615,14 +636,16 @@ export function findNames(
     const role = key || !ROLE_CUE_ENDS.test(before) ? null : ROLE_CUE.exec(before);
     const continued = /\[NAME\],\s{1,2}$/.test(before);
     const labelled = key || continued || role?.groups?.separator !== undefined;
-    const person = key || role !== null || PERSON_CUE.test(before) || TITLE_CUE.test(before);
+    const titled = TITLE_CUE.test(before);
+    const person = key || role !== null || titled || PERSON_CUE.test(before);
     // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
     if (!(person || ((token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before)))) continue;
     // Capitals ("DEMIR YUSUF") only after a label or a key, not after an earlier name's comma.
     // A header in capitals ("TO: ONCOLOGY SCHEDULING") names a department as often as a person.
     const end = nameAfterCue(tokens, i, labelled, labelled && !continued && !header);
-    // After a bare role word ("patient Ana"), one capitalised word is too weak a sign.
-    const needed = role !== null && !labelled ? 2 : 1;
+    // After a bare role word ("patient Ana"), one capitalised word is too weak a sign; after a
+    // title in capitals ("NP Whitaker", "Nurse Grant") it is enough.
+    const needed = role !== null && !labelled && !titled ? 2 : 1;
     if (nameWords(tokens.slice(i, end)).length >= needed && end > i) {
       add(i, end);
       i = end - 1;
@@ -814,7 +837,8 @@ export function findNames(
   }
 
   // 5b. Names in Han, kana or Hangul, written family name first ("佐藤 花子", "김 민준"): in a
-  // builder's English prompt a pair of such words is a person before anything else.
+  // builder's English prompt a pair of such words is a person before anything else; a pair inside
+  // a longer run of such words is part of a sentence ("예약 알림 봇이 한국어 …").
   for (const match of CJK_SCRIPT.test(text) ? text.matchAll(CJK_PAIR) : []) {
     const start = match.index;
     const end = start + match[0].length;

@@ -77,6 +77,8 @@ function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: 
   // pass left ("MRG| [EMAIL]") is redacted already, as what it was.
   const trimmed = value.trim();
   if (trimmed.length === 0 || /^\[[A-Z_]+\]$/.test(trimmed)) return;
+  // A template's slot ("{LAST}", "<FIRST>", "${dob}") holds no one's value yet.
+  if (/^(?:\{\{?[\w .]+\}\}?|<[\w .]+>|\$\{?[\w.]+\}?)$/.test(trimmed)) return;
   const offset = value.indexOf(trimmed);
   spans.push({ kind, start: start + offset, end: start + offset + trimmed.length });
 }

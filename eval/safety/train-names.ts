@@ -91,11 +91,22 @@ function occurrences(text: string, values: readonly string[]): Array<[number, nu
 const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
   ranges.some(([a, b]) => start < b && a < end);
 
+/**
+ * Writers the tagger does not learn from. The twelfth writer (`redact-r11.jsonl`) wrote keep cases
+ * on purpose, two in three of its cases, most of them capitalised look-alikes: learned from, it
+ * fills the false-name budget (a share of all candidate words that are no name) with words of a
+ * kind the other writers rarely write, and the threshold that keeps under it loses 2.4 points of
+ * names on every other writer (writer-out CV, 89.4% -> 87.0%). The rules still answer to it, and
+ * the measurements read it.
+ */
+const NOT_FOR_THE_TAGGER: ReadonlySet<string> = new Set(["redact-r11.jsonl"]);
+
 export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[] {
   const examples: Example[] = [];
   const shipped = nameTagger();
   useNameTagger(null);
   for (const c of cases) {
+    if (NOT_FOR_THE_TAGGER.has(c.source)) continue;
     const names = occurrences(
       c.text,
       c.identifiers.filter((i) => i.kind === "name").map((i) => i.value),
@@ -307,7 +318,7 @@ function main(): void {
   const examples = examplesOf(cases);
   const names = examples.filter((e) => e.name).length;
   console.log(
-    `Name tagger: ${examples.length} candidate words (${names} in names) from ${cases.length} cases, ${new Set(cases.map((c) => c.source)).size} writers`,
+    `Name tagger: ${examples.length} candidate words (${names} in names) from ${new Set(examples.map((e) => e.writer)).size} writers (of ${new Set(cases.map((c) => c.source)).size}; see NOT_FOR_THE_TAGGER)`,
   );
   const scores = crossValidate(examples);
   // Measured on the words the tagger is asked about at run time: the rules took the others.
