@@ -445,13 +445,12 @@ function segmentCarriesId(segment: string, previous: string): boolean {
 const TICKET = /^(?:ZD|INC|CHG|RITM|REQ|PRB|SCTASK|TASK|TKT)-?\d/;
 
 /**
- * The mailboxes of systems and of the teams that build them (RFC 2142's, "noreply", "dev-team",
- * "oncall", "fax-errors", "bounces+…"): "noreply@portal.example", "support@…". A clinic's own role
- * addresses ("intake@…") reach patients' care and stay redacted, as the labelling guide has every
- * email address.
+ * The mailboxes of systems (RFC 2142's, "noreply", "bounces+…", "fax-errors"): "noreply@portal.example",
+ * "support@…". A team's or a person's address ("ops@", "dev-team@", a clinic's "intake@") stays
+ * redacted, as the labelling guide has every email address: a team can be one person.
  */
 const ROLE_MAILBOX =
-  /^(?:no-?reply|do-?not-?reply|support|help|helpdesk|info|admin|dev-?team|devops|ops|sre|on-?call|pager|monitoring|security|abuse|postmaster|hostmaster|webmaster|notifications?|alerts?|[\w.-]*errors?|bounces?(?:\+[\w.-]+)?)@/i;
+  /^(?:no-?reply|do-?not-?reply|support|helpdesk|postmaster|hostmaster|webmaster|abuse|mailer-daemon|notifications?|alerts?|[\w.-]*errors?|bounces?(?:\+[\w.-]+)?)@/i;
 
 /** Container registries: an image reference ("ghcr.io/org/app:1.2.7") names software, not a record. */
 const REGISTRY =

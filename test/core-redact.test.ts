@@ -276,7 +276,7 @@ describe("redact: examples", () => {
     ["Ivy is out today", "[NAME] is out today"],
     ["the Charge Nurse wants a reminder at 0900", "the Charge Nurse wants a reminder at 0900"],
     ["Team Turing owns fax, Team Hopper owns SMS", "Team Turing owns fax, Team Hopper owns SMS"],
-    ["From: support@health.example To: maria.lopez@example.com", "From: support@health.example To: [EMAIL]"],
+    ["From: support@health.example To: ops@example.org", "From: support@health.example To: [EMAIL]"],
     [
       "docker run -p 8080:8080 ghcr.io/health/fax-router:1.2.7",
       "docker run -p 8080:8080 ghcr.io/health/fax-router:1.2.7",
