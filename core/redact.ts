@@ -1673,10 +1673,9 @@ const PROTECTED = [
   /\bXX\*(\d{10})(?!\d)/g,
   // ICD-10-CM codes with their dot ("N18.3", "E11.65"): diagnosis codes, not identifiers.
   /(?<![\w.])[A-TV-Z]\d[0-9A-Z]\.[0-9A-Z]{1,4}(?![\w.])/g,
-  // Procedure codes said to be codes ("CPT 80053", "a code like 36415"), and the pharmacy
-  // routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person.
+  // Procedure codes said to be codes ("CPT 80053", "a code like 36415"); the pharmacy routing
+  // numbers on a card are `PROTECTED_RX`.
   /(?=\d)(?<=\b(?:(?:CPT|HCPCS)(?:\s{1,2}codes?)?|(?:procedure|billing|claim)\s{1,2}codes?|codes?\s{1,2}like)\s{0,3}[:#]?\s{0,2})(\d{5})(?!\d)/gi,
-  /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi,
   // Thresholds: "ages over 100", "stops at 99", "everyone 90+" are bounds, not someone's age
   // ("00+!a@b.io", with an "@" in the same word, is the start of an email address).
   /(?=\d)(?:(?<=\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2})(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@))/gi,
@@ -1691,11 +1690,8 @@ const PROTECTED = [
   // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
   /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
   /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
-  // A log's own times: "[2026-09-01 03:00:02] cron: …", syslog's "Nov 24 14:02:11 host …", git's
-  // "Date: Wed Jul 8 04:12:55 2026 +0000".
+  // A log line's own time: "[2026-09-01 03:00:02] cron: …" (syslog's and git's: `PROTECTED_CLOCK`).
   /^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)\]/gm,
-  /(?=[ADFJMNOS])(?<![^\n])((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2})(?=\s[\w.-]+\s)/g,
-  /(?=[MTWFS])\b((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}\s\d{4}\s[+-]\d{4})/g,
   // A system's own times after their keys: "last_sync=2026-02-11T03:00Z", "created_at 1767225600".
   /(?=\d)(?<=\b(?:last_?sync(?:ed)?(?:_?at)?|synced_?at|created_?at|updated_?at|modified_?at|deleted_?at|received_?at|sent_?at|expires_?at|logged_?at|timestamp|ts)["']?\s{0,2}[=:]?\s{0,2}["']?)(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}(?:Z|[+-]\d{2}:?\d{2})?)?|\d{10}(?:\d{3})?)(?![\d-])/gi,
   // The bounds of a query, not anyone's date: "visit_date > '2025-01-01'", { $gt: ISODate("2026-01-01") }.
@@ -1762,10 +1758,6 @@ const NOT_PEOPLE = [
     `(?=[A-Z])(?<=\\b(?:in|from|to|across|throughout|near|outside|of)\\s{1,2})${STATE_NAMES}\\b(?!\\s{1,2}[A-Z])(?!['’]s)`,
     "g",
   ),
-  // The persona of a bot, named like a person: "our voice agent persona is called 'Ava'".
-  /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu,
-  // Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent".
-  /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm,
   // Teams named like people: "Team Turing owns fax", "Team Falcon".
   /Team(?<=(?<!\w)Team)\s{1,2}[A-Z][a-z]+\b/g,
   // "grace period", in any case.
@@ -1822,6 +1814,12 @@ function collectPlaceLists(text: string, found: Claim[]): void {
   }
 }
 
+/** The persona of a bot, named like a person: "our voice agent persona is called 'Ava'". Tried where "called" or "named" is. */
+const PERSONA =
+  /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu;
+/** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
+const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;
+
 /** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`, "A1c". */
 function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   collectFacilities(text, found);
@@ -1830,7 +1828,11 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
   }
-  for (const pattern of facts.a1c ? [...NOT_PEOPLE, A1C] : NOT_PEOPLE) {
+  const patterns = [...NOT_PEOPLE];
+  if (facts.a1c) patterns.push(A1C);
+  if (text.includes("called") || text.includes("named")) patterns.push(PERSONA);
+  if (text.includes("Given") || text.includes("When") || text.includes("Then")) patterns.push(GHERKIN);
+  for (const pattern of patterns) {
     pattern.lastIndex = 0;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       const value = match[1] ?? match[0];
@@ -1840,8 +1842,22 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   }
 }
 
+/**
+ * Times of a clock ("14:02:11") that logs print with their date: syslog's "Nov 24 14:02:11 host …",
+ * git's "Date: Wed Jul 8 04:12:55 2026 +0000". Tried only on text with such a time.
+ */
+const PROTECTED_CLOCK = [
+  /(?=[ADFJMNOS])(?<![^\n])((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2})(?=\s[\w.-]+\s)/g,
+  /(?=[MTWFS])\b((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}\s\d{4}\s[+-]\d{4})/g,
+];
+const CLOCK = /\d:\d\d:\d\d/;
+/** The pharmacy routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person. Tried where "Rx" is, in any case. */
+const PROTECTED_RX = /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi;
+
 function collectProtected(text: string, found: Claim[]): void {
-  for (const pattern of PROTECTED) {
+  const patterns = CLOCK.test(text) ? [...PROTECTED, ...PROTECTED_CLOCK] : [...PROTECTED];
+  if (/rx/i.test(text)) patterns.push(PROTECTED_RX);
+  for (const pattern of patterns) {
     pattern.lastIndex = 0;
     for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
       const value = match[1] ?? match[2] ?? match[0];
