@@ -1734,7 +1734,7 @@ const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 const NOT_PEOPLE = [
   // Holidays ("no reminders on Thanksgiving and Christmas Day").
-  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi)\b/g,
+  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi|Cinco\sde\sMayo|D[ií]a\sde\s(?:los\s)?Muertos)\b/g,
   // A month that is no one's name, one pattern for all its signs (each claims the month alone):
   // in a list of months ("every March, June and December"), after a word of time ("in June",
   // "since March", not "June's"), or naming a batch of work ("the April release", "The May
@@ -1758,6 +1758,11 @@ const NOT_PEOPLE = [
     `(?=[A-Z])(?<=\\b(?:in|from|to|across|throughout|near|outside|of)\\s{1,2})${STATE_NAMES}\\b(?!\\s{1,2}[A-Z])(?!['’]s)`,
     "g",
   ),
+  // Job titles made of capitalised words: "Nurse Practitioner", "Care Coordinator", "Revenue Cycle Manager".
+  /\b(?:Nurse|Care|Charge|Case|Patient|Practice|Office|Clinical|Medical|Billing|Revenue\s{1,2}Cycle|Front\s{1,2}Desk)\s{1,2}(?:Practitioner|Manager|Navigator|Educator|Coordinator|Supervisor|Specialist|Assistant|Director|Lead)s?\b/g,
+  // Conditions named after people, in the possessive ("Parkinson's", "Sjögren's") or alone where the
+  // name is the condition's only use ("Tourette", "Marfan", "Guillain-Barré").
+  /(?=\p{Lu})(?:(?:Parkinson|Alzheimer|Crohn|Huntington|Hodgkin|Asperger|Tourette|Raynaud|Sj[öo]gren|Hashimoto|M[ée]ni[èe]re|Cushing|Addison|Graves)['’]s?(?!\p{L})|(?:Tourette|Marfan|Guillain-Barr[ée]|Alzheimer|Asperger)(?!\p{L}))/gu,
   // Teams named like people: "Team Turing owns fax", "Team Falcon".
   /Team(?<=(?<!\w)Team)\s{1,2}[A-Z][a-z]+\b/g,
   // "grace period", in any case.

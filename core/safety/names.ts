@@ -177,6 +177,13 @@ const CREDENTIALS = new Set(
   ),
 );
 
+/** Acronyms of healthcare software, in capitals: the tagger never takes one for a name ("Dr. SMS" is no doctor). */
+const ACRONYMS = new Set(
+  "sms mms mrn dob ssn npi dea ehr emr phi pii hipaa baa icu ed er or api url pdf ivr otp cpt icd hl7 fhir sso mfa crm csv json xml sql ci cd qa ux ui llm".split(
+    " ",
+  ),
+);
+
 const HAS_PARTS = /[-'’]/;
 const NO_PARTS: readonly string[] = [];
 
@@ -321,10 +328,10 @@ export function tokenize(text: string): Token[] {
       particle: !capitalised && lower.length <= MAX_PARTICLE && PARTICLES.has(lower),
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       // A word with a capital after four letters or more is code ("OperationOutcome", "JaneApp"),
-      // not a name ("McKenzie", "LaToya", "MacArthur" have theirs sooner); so is a scale's
-      // abbreviation before its number ("GAD-7", "PHQ-9").
+      // not a name ("McKenzie", "LaToya", "MacArthur" have theirs sooner); so is a word joined to a
+      // number by a hyphen (a scale, "GAD-7"; a colour token, "ivy-500").
       known:
-        isCamelCase(raw) || (raw === upper && text.charCodeAt(end) === 45 && isDigitAt(text, end + 1))
+        isCamelCase(raw) || (text.charCodeAt(end) === 45 && isDigitAt(text, end + 1))
           ? Standing.Other
           : capitalised || raw === lower
             ? -1
@@ -855,6 +862,7 @@ export function findNames(
         token !== undefined &&
         covered[k] === 0 &&
         isTaggerScored(token) &&
+        !(token.allCaps && ACRONYMS.has(token.plain)) &&
         tagger.accepts(tokens, k, taggerStanding, taggerMedical);
       if (accepted && from !== -1 && joins(token, tokens[k - 1])) continue;
       if (from !== -1) add(from, k);
