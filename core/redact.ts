@@ -174,6 +174,8 @@ interface LabelledFamily {
   label: string;
   /** The value. */
   value: string;
+  /** A match that is no such value after all, given where its label starts (`at`) and its value. */
+  veto?: (text: string, at: number, value: string) => boolean;
 }
 
 const labelledFamilies: readonly LabelledFamily[] = [
@@ -187,6 +189,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
     label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
     // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220".
     value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${ID})`,
+    // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
+    veto: (text, at) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45,
   },
   {
     kind: "dob",
@@ -260,6 +264,8 @@ const labelledFamilies: readonly LabelledFamily[] = [
     kind: "vehicle",
     label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placas?(?:\\s{1,2}mercosul)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
     value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,14}\d)[A-Z0-9]{1,4}(?:[\s\-][A-Z0-9]{1,5}){1,2}(?![\w\-])|${ID})`,
+    // A plate has no dot: "prod tag release-0.9.4" is a release.
+    veto: (_text, _at, value) => value.includes("."),
   },
   {
     kind: "zip",
@@ -303,10 +309,7 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
       // A column of a CSV header ("npi,license_no" and a row below) labels no value of its own:
       // the row's first cell is another column's.
       if (text.charCodeAt(at - 1) === 44 && text.slice(at, start).includes("\n")) return null;
-      // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
-      if (family.kind === "mrn" && (text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45)) return null;
-      // A plate has no dot: "prod tag release-0.9.4" is a release.
-      if (family.kind === "vehicle" && value.includes(".")) return null;
+      if (family.veto?.(text, at, value) === true) return null;
       return { kind: family.kind, start, end };
     }
   }
@@ -438,7 +441,7 @@ function segmentCarriesId(segment: string, previous: string): boolean {
   if (!/\d/.test(segment)) return false;
   if (/^[vr]\d+(?:\.\d+)*$/i.test(segment) || /^[A-Za-z][A-Za-z_-]*\d{1,2}$/.test(segment)) return false;
   if (/^(?:19|20)\d{2}$/.test(segment)) return false;
-  return !(/^\d{1,2}$/.test(segment) && /^(?:19|20)\d{2}$|^\d{1,2}$/.test(previous) && previous !== "");
+  return !(/^\d{1,2}$/.test(segment) && /^(?:(?:19|20)\d{2}|\d{1,2})$/.test(previous));
 }
 
 /** The prefixes of help-desk, incident and change tickets: Zendesk, ServiceNow and the like. */
@@ -686,6 +689,14 @@ interface Facts {
   colon: boolean;
   /** "BIN", "PCN" or "RxG…": a pharmacy card's routing numbers. */
   rxCard: boolean;
+  /** "Rx", any case: a pharmacy card's routing numbers may be labelled. */
+  rx: boolean;
+  /** A clock's time ("14:02:11"), which logs print with their date. */
+  clock: boolean;
+  /** "called" or "named": a bot's persona may be named. */
+  named: boolean;
+  /** "Given", "When" or "Then": Gherkin's steps. */
+  gherkin: boolean;
 }
 
 interface Detector {
@@ -1548,6 +1559,9 @@ function countOf(text: string, char: string, atLeast: number): boolean {
   return false;
 }
 
+/** Keys a person's handle may follow (see the handle detector). */
+const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
+
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 
@@ -1593,8 +1607,12 @@ function factsOf(text: string): Facts {
     ageWord: lower.includes("ninety") || lower.includes("hundred"),
     a1c: lower.includes("a1c"),
     colon: text.includes(":"),
-    handleKey: ["user", "login", "assignee", "owner", "author"].some((key) => lower.includes(key)),
+    handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
+    rx: lower.includes("rx"),
+    clock: /\d:\d\d:\d\d/.test(text),
+    named: text.includes("called") || text.includes("named"),
+    gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
   };
 }
 
@@ -1819,7 +1837,7 @@ function collectPlaceLists(text: string, found: Claim[]): void {
   }
 }
 
-/** The persona of a bot, named like a person: "our voice agent persona is called 'Ava'". Tried where "called" or "named" is. */
+/** The persona of a bot, named like a person: "our voice agent persona is called 'Ava'". Tried where "called" or "named" is (`Facts`). */
 const PERSONA =
   /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu;
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
@@ -1833,17 +1851,19 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
   }
-  const patterns = [...NOT_PEOPLE];
-  if (facts.a1c) patterns.push(A1C);
-  if (text.includes("called") || text.includes("named")) patterns.push(PERSONA);
-  if (text.includes("Given") || text.includes("When") || text.includes("Then")) patterns.push(GHERKIN);
-  for (const pattern of patterns) {
-    pattern.lastIndex = 0;
-    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-      const value = match[1] ?? match[0];
-      const start = match.index + match[0].indexOf(value);
-      found.push({ kind: KEEP, start, end: start + value.length });
-    }
+  for (const pattern of NOT_PEOPLE) claimNotPeople(pattern, text, found);
+  if (facts.a1c) claimNotPeople(A1C, text, found);
+  if (facts.named) claimNotPeople(PERSONA, text, found);
+  if (facts.gherkin) claimNotPeople(GHERKIN, text, found);
+}
+
+/** Claims as kept each match of `pattern` (its first group, where it has one). */
+function claimNotPeople(pattern: RegExp, text: string, found: Claim[]): void {
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const value = match[1] ?? match[0];
+    const start = match.index + match[0].indexOf(value);
+    found.push({ kind: KEEP, start, end: start + value.length });
   }
 }
 
@@ -1855,20 +1875,22 @@ const PROTECTED_CLOCK = [
   /(?=[ADFJMNOS])(?<![^\n])((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2})(?=\s[\w.-]+\s)/g,
   /(?=[MTWFS])\b((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}\d{1,2}\s\d{2}:\d{2}:\d{2}\s\d{4}\s[+-]\d{4})/g,
 ];
-const CLOCK = /\d:\d\d:\d\d/;
 /** The pharmacy routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person. Tried where "Rx" is, in any case. */
 const PROTECTED_RX = /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi;
 
-function collectProtected(text: string, found: Claim[]): void {
-  const patterns = CLOCK.test(text) ? [...PROTECTED, ...PROTECTED_CLOCK] : [...PROTECTED];
-  if (/rx/i.test(text)) patterns.push(PROTECTED_RX);
-  for (const pattern of patterns) {
-    pattern.lastIndex = 0;
-    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-      const value = match[1] ?? match[2] ?? match[0];
-      const end = match.index + match[0].length;
-      found.push({ kind: KEEP, start: end - value.length, end });
-    }
+function collectProtected(text: string, facts: Facts, found: Claim[]): void {
+  for (const pattern of PROTECTED) claimProtected(pattern, text, found);
+  if (facts.clock) for (const pattern of PROTECTED_CLOCK) claimProtected(pattern, text, found);
+  if (facts.rx) claimProtected(PROTECTED_RX, text, found);
+}
+
+/** Claims as kept each match's value: its first or second group, where it has one, which ends the match. */
+function claimProtected(pattern: RegExp, text: string, found: Claim[]): void {
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    const value = match[1] ?? match[2] ?? match[0];
+    const end = match.index + match[0].length;
+    found.push({ kind: KEEP, start: end - value.length, end });
   }
 }
 
@@ -1972,7 +1994,7 @@ function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] 
   const facts = factsOf(text);
   const found: Claim[] = [];
   collectNotPeople(text, facts, found);
-  if (facts.digit) collectProtected(text, found);
+  if (facts.digit) collectProtected(text, facts, found);
   if (!afterPlaceholders) {
     for (const span of findSegmentIdentifiers(text)) {
       if (!overlaps(found, span.start, span.end)) found.push(span);

@@ -195,30 +195,26 @@ function columnKind(header: string): IdentifierKind | null {
   return null;
 }
 
-/** A header row: two to thirty bare words separated by one separator (`SEPARATOR` stands for it). */
-const HEADER_SOURCE = String.raw`(?<=^|[\s:>\x60'"(])((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?SEPARATOR){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)`;
-/** Commas; semicolons, as European spreadsheets write CSV; tabs, as a pasted table has them. */
-const CSV_SEPARATORS = [",", ";", "\t"] as const;
+/** A header row's cells: two to thirty bare words separated by `separator`. */
+const headerCells = (separator: string) =>
+  String.raw`((?:"?[A-Za-z][A-Za-z0-9_]{0,29}"?${separator}){1,29}"?[A-Za-z][A-Za-z0-9_]{0,29}"?)(?=\s|$)`;
+
 /**
- * With commas, a header may follow a label on its line ("columns: last,first,dob"); with semicolons
- * and tabs, which prose is full of, only a header that starts its line is tried.
+ * Commas; semicolons, as European spreadsheets write CSV; tabs, as a pasted table has them. With
+ * commas, a header may follow a label on its line ("columns: last,first,dob"); with semicolons and
+ * tabs, which prose is full of, only a header that starts its line is tried.
  */
-const CSV_HEADERS = CSV_SEPARATORS.map(
-  (separator) =>
-    new RegExp(
-      (separator === ","
-        ? HEADER_SOURCE
-        : HEADER_SOURCE.replace(String.raw`(?<=^|[\s:>\x60'"(])`, "^[ ]{0,8}")
-      ).replace("SEPARATOR", separator),
-      "gm",
-    ),
-);
+const CSV_FORMATS = [
+  { separator: ",", header: new RegExp(String.raw`(?<=^|[\s:>\x60'"(])${headerCells(",")}`, "gm") },
+  { separator: ";", header: new RegExp(`^[ ]{0,8}${headerCells(";")}`, "gm") },
+  { separator: "\t", header: new RegExp(`^[ ]{0,8}${headerCells("\t")}`, "gm") },
+] as const;
+type CsvFormat = (typeof CSV_FORMATS)[number];
 
 /** An age column holds an identifier only over 89 (Safe Harbor). */
 const OVER_89 = /^\s*(?:9\d|1[0-2]\d)\s*$/;
 
-function csv(text: string, spans: SegmentSpan[], separator: (typeof CSV_SEPARATORS)[number]): void {
-  const header = CSV_HEADERS[CSV_SEPARATORS.indexOf(separator)] as RegExp;
+function csv(text: string, spans: SegmentSpan[], { separator, header }: CsvFormat): void {
   header.lastIndex = 0;
   for (let match = header.exec(text); match !== null; match = header.exec(text)) {
     const headers = (match[1] ?? "").split(separator);
@@ -276,7 +272,7 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
-  for (const separator of CSV_SEPARATORS) if (text.includes(separator)) csv(text, spans, separator);
+  for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   return spans;
 }
