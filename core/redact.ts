@@ -1548,6 +1548,75 @@ function collectSpelledOut(text: string, found: Claim[]): void {
   }
 }
 
+/**
+ * Safe Harbor's eighteenth kind, "any other unique identifying number": a token of letters and at
+ * least four digits that no detector claimed ("KT48193Q", "U8823-4401-97", "ANT-HMO-55928830") is
+ * someone's number, unless its shape or the word before it says it is a system's (`OPAQUE_NOT`,
+ * `OPAQUE_NOT_BEFORE`). A token with no letter is a count, a code or a time, and is left to the
+ * detectors that know what it is.
+ */
+const OPAQUE =
+  /(?<![\w\-./@:#$%&=+\\])(?=[A-Za-z0-9-]{0,23}[A-Za-z])(?=(?:[A-Za-z-]{0,23}\d){4})[A-Za-z0-9]{1,24}(?:-[A-Za-z0-9]{1,24}){0,5}(?![\w\-@]|[./:]\w)/g;
+const OPAQUE_NOT = [
+  /^(?=.*[a-f])(?=.*\d)[0-9a-f]{7,40}$/i, // a git hash
+  /^[A-Z]{2,8}-\d{1,6}$/i, // a ticket: HLTH-2291
+  /^\d+(?:ms|s|px|dpi|k|kb|mb|gb|tb|hz|khz|mhz|ghz|mg|mcg|ml|x\d+)$/i, // a quantity
+  /^\d{3}[A-Z]\d{5}X$/i, // a provider taxonomy: 207Q00000X
+  /^\d{6}X\d{3}[A-Z0-9]*$/i, // an X12 version: 005010X222A1
+  /^20\d\d[A-Z]{1,2}$/i, // an X12 loop: 2010BA
+  /^\d{5}-[A-Z0-9]{2}$/i, // a CPT code and its modifier: 20610-RT
+  /^[A-Z]\d\d-[A-Z]\d\d$/i, // a range of ICD-10 codes: E00-E89
+  /^[A-TV-Z]\d{2}[0-9A-Z]{1,4}$/i, // an ICD-10 code without its dot: S72001A
+  /^0x[0-9a-f]+$/i, // a hexadecimal constant
+  /^[A-Z]-\d{1,5}$/i, // a row's own sequence: A-1001
+  /^[A-Z]{2}\d{4}$/i, // a model number: BP7450
+  /^[A-Z]{2,4}-[A-Z]?\d{3,4}[A-Z]{1,3}$/i, // a product's model: MFC-L2750DW
+  /XX|xx|TEST|DEMO|SAMPLE|EXAMPLE/i, // a mask or a test value
+  /^\d{4}-/, // a date or a year
+  /^(?:FY|MY|CY|Q[1-4]|H[12])-?\d{4}$/i, // a fiscal or measurement year
+  /^(?:MSG|ORD|FIL|SKU|LOT|CMS|UB|PR|MR|RX|REF|INV|ORDER|BUILD|REL|SUBNET|SG|VPC|I|AMI)[-_]?[0-9a-z]/i,
+];
+const OPAQUE_NOT_BEFORE =
+  /\b(?:model|lot|sku|firmware|fw|version|ver|build|commit|sha|ticket|order|error|err|code|port|taxonomy|release|tag|pr|issue|item|part|ref|batch|catalog|cat|style|form|box|loop|segment|revision|rev|step)s?\b\W{0,3}(?:\w+\W{1,2})?$/i;
+/** The kind a cue before the token names; a record number when none does. */
+const OPAQUE_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
+  [/\b(?:plates?|tags?|vin|vehicle|car)\b/gi, "vehicle"],
+  [/\b(?:serials?|s\/n|sn|imei|udi|device|pump|meter|monitor|sensor|transmitter|inhaler|aids?)\b/gi, "device_id"],
+  [/\b(?:licen[cs]es?|dl|dln|passport|dea|permit|certificate)\b/gi, "license"],
+  [/\b(?:member|subscriber|policy|group|grp|plan|insurance|medicaid|medicare|cin|mbi)\b/gi, "member_id"],
+  [/\b(?:account|acct|claim|invoice|statement|card|billing)\b/gi, "account"],
+];
+
+/** Whether a token's shape, the word before it or the message field it fills says it is a system's. */
+function isSystemToken(value: string, before: string, after: string): boolean {
+  if (OPAQUE_NOT.some((shape) => shape.test(value)) || OPAQUE_NOT_BEFORE.test(before.slice(-24))) return true;
+  // A field of an HL7 or X12 message is told by its segment, not by its shape.
+  return /[|^~*]$/.test(before) || /^[|^~*]$/.test(after);
+}
+
+function collectOpaque(text: string, found: Claim[]): void {
+  OPAQUE.lastIndex = 0;
+  for (let match = OPAQUE.exec(text); match !== null; match = OPAQUE.exec(text)) {
+    const value = match[0];
+    const start = match.index;
+    const end = start + value.length;
+    if (value.length < 6 || value.length > 24 || overlaps(found, start, end)) continue;
+    const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
+    if (isSystemToken(value, before, text.charAt(end))) continue;
+    let kind: IdentifierKind = "mrn";
+    let nearest = -1;
+    for (const [cue, cueKind] of OPAQUE_CUES) {
+      for (const hit of before.matchAll(cue)) {
+        if (hit.index > nearest) {
+          nearest = hit.index;
+          kind = cueKind;
+        }
+      }
+    }
+    found.push({ kind, start, end });
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scanning.
 
@@ -2014,6 +2083,7 @@ function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] 
   }
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   if (!afterPlaceholders) collectSiblings(text, found);
+  if (facts.digit) collectOpaque(text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
   for (const [from, to] of placed !== null ? placeholderWindows(text, placed) : [[0, text.length] as const]) {
     const window = from === 0 && to === text.length ? text : text.slice(from, to);
