@@ -1077,6 +1077,13 @@ const detectors: readonly Detector[] = [
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
   },
+  // "[NAME] 96, [NAME] 92.", "pt [NAME] 91": a number over 89 right after a name or the patient, then a pause.
+  {
+    kind: "age",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;!?)]|$))`, "gi"),
+  },
   // Days in words: "the twenty-first of March", "March the third"; and dates read out, as voice
   // transcripts write them: "July ninth nineteen sixty-one", "december third, nineteen forty-eight"
   // (not "you may first check…": "may first" only with a year).
@@ -1485,8 +1492,9 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     kind: "age",
     needs: "digit",
     cue: /(?<!\[)\b(?:ages?|aged|years? old|year-old|y\/?o)\b(?!\])/i,
+    // Not the end of a range ("0–120") or of an amount ("$44,120").
     pattern: rx(
-      String.raw`(?<![\w.\-$])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|req\w*|rps|qps|rpm|°))`,
+      String.raw`(?<![\w.\-$–]|\d[,.])(?:9\d|1[0-2]\d)(?![\w\-]|[.,]\d|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|days?|hours?|minutes?|mins?|seconds?|runs?|items?|requests?|rows?|patients?|people|messages?|tests?|cases?|per|req\w*|rps|qps|rpm|°))`,
     ),
   },
   {
@@ -1558,7 +1566,7 @@ function collectSpelledOut(text: string, found: Claim[]): void {
 const OPAQUE =
   /(?<![\w\-./@:#$%&=+\\])(?=[A-Za-z0-9-]{0,23}[A-Za-z])(?=(?:[A-Za-z-]{0,23}\d){4})[A-Za-z0-9]{1,24}(?:-[A-Za-z0-9]{1,24}){0,5}(?![\w\-@]|[./:]\w)/g;
 const OPAQUE_NOT = [
-  /^(?=.*[a-f])(?=.*\d)[0-9a-f]{7,40}$/i, // a git hash
+  /^(?=.*[a-f])(?=.*\d)[0-9a-f]{7,40}$/, // a git hash (in capitals, hex is a serial's: 9F2204817731)
   /^[A-Z]{2,8}-\d{1,6}$/i, // a ticket: HLTH-2291
   /^\d+(?:ms|s|px|dpi|k|kb|mb|gb|tb|hz|khz|mhz|ghz|mg|mcg|ml|x\d+)$/i, // a quantity
   /^\d{3}[A-Z]\d{5}X$/i, // a provider taxonomy: 207Q00000X
@@ -1568,6 +1576,10 @@ const OPAQUE_NOT = [
   /^[A-Z]\d\d-[A-Z]\d\d$/i, // a range of ICD-10 codes: E00-E89
   /^[A-TV-Z]\d{2}[0-9A-Z]{1,4}$/i, // an ICD-10 code without its dot: S72001A
   /^0x[0-9a-f]+$/i, // a hexadecimal constant
+  /^\d{3}-[A-Z]\d$/i, // an NCPDP field: 302-C2
+  /^1Z[0-9A-Z]{16}$/i, // a UPS tracking number
+  /^\d{5}[A-Z]{2}\d{7}(?:-\d{2})?$/i, // a marketplace plan (HIOS): 12345AZ0080001-01
+  /^[HSR]\d{4}-\d{3}$/i, // a Medicare contract and plan: H5619-110
   /^[A-Z]-\d{1,5}$/i, // a row's own sequence: A-1001
   /^[A-Z]{2}\d{4}$/i, // a model number: BP7450
   /^[A-Z]{2,4}-[A-Z]?\d{3,4}[A-Z]{1,3}$/i, // a product's model: MFC-L2750DW
@@ -1577,7 +1589,7 @@ const OPAQUE_NOT = [
   /^(?:MSG|ORD|FIL|SKU|LOT|CMS|UB|PR|MR|RX|REF|INV|ORDER|BUILD|REL|SUBNET|SG|VPC|I|AMI)[-_]?[0-9a-z]/i,
 ];
 const OPAQUE_NOT_BEFORE =
-  /\b(?:model|lot|sku|firmware|fw|version|ver|build|commit|sha|ticket|order|error|err|code|port|taxonomy|release|tag|pr|issue|item|part|ref|batch|catalog|cat|style|form|box|loop|segment|revision|rev|step)s?\b\W{0,3}(?:\w+\W{1,2})?$/i;
+  /\b(?:model|lot|sku|firmware|fw|version|ver|build|commit|sha|ticket|order|error|err|code|port|taxonomy|release|tag|pr|issue|item|part|ref|batch|catalog|cat|style|loop|segment|revision|rev|step|tracking|shipment|recall|po|advisory|awb|e\.g|example)s?\b\W{0,3}(?:\w+\W{1,2})?$/i;
 /** The kind a cue before the token names; a record number when none does. */
 const OPAQUE_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
   [/\b(?:plates?|tags?|vin|vehicle|car)\b/gi, "vehicle"],
@@ -1767,7 +1779,7 @@ const PROTECTED = [
   // ("00+!a@b.io", with an "@" in the same word, is the start of an email address).
   /(?=\d)(?:(?<=\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2})(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@))/gi,
   // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
-  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
+  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware|fw)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
   // Values that stand for "unknown" in data (a ZIP of 00000 or 99999, a date of 1900-01-01 or
   // 9999-12-31; but right after a birth label a date is a birth date, and after an identifier's
   // label, the value is redacted whatever it is), and a number compared in
