@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeWeights } from "../../core/safety/model.ts";
-import { findIdentifiers } from "../../core/redact.ts";
+import { findIdentifiers, type IdentifierSpan, placeholder } from "../../core/redact.ts";
 import {
   CANDIDATE_GROUPS,
   candidateGroup,
@@ -118,7 +118,8 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
     const keeps = occurrences(c.text, c.keep);
     const tokens = tokenize(c.text);
     // What the rules claim, the tagger never sees: the examples are the words it will be asked about.
-    const claimed = findIdentifiers(c.text).map((span): [number, number] => [span.start, span.end]);
+    const spans = findIdentifiers(c.text);
+    const claimed = spans.map((span): [number, number] => [span.start, span.end]);
     tokens.forEach((token, k) => {
       if (!isTaggerCandidate(token)) return;
       // Every candidate teaches the tagger, but only those it is asked about at run time set its
@@ -137,10 +138,64 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
         where: `${c.id} ${token.text}`,
       });
     });
+    // The tagger is asked again once a pass has put placeholders in, about the words beside them
+    // ("[NAME] Okeke", "Dallas [NAME]"): those words are examples in that context too.
+    const later = afterOnePass(c.text, spans);
+    const laterTokens = tokenize(later.text);
+    laterTokens.forEach((token, k) => {
+      if (!isTaggerCandidate(token)) return;
+      const near =
+        PLACEHOLDER_NEAR_BEFORE.test(later.text.slice(Math.max(0, token.start - 24), token.start)) ||
+        PLACEHOLDER_NEAR_AFTER.test(later.text.slice(token.end, token.end + 24));
+      const at = near ? originOf(later.pieces, token.start, token.end) : undefined;
+      if (at === undefined) return;
+      const end = at + token.end - token.start;
+      const name = inside(names, at, end);
+      if (!name && inside(others, at, end)) return;
+      const indices = tokenFeatures(laterTokens, k, settings.bits, taggerStanding, taggerMedical);
+      examples.push({
+        indices: Uint32Array.from(indices),
+        name,
+        writer: c.source,
+        asked: isTaggerScored(token),
+        weight: !name && inside(keeps, at, end) ? settings.keepWeight : 1,
+        group: candidateGroup(laterTokens, k, taggerStanding),
+        where: `${c.id} ${token.text} (after a pass)`,
+      });
+    });
   }
   useNameTagger(shipped);
   return examples;
 }
+
+/**
+ * The text as a later pass reads it: `spans` replaced by their placeholders, and for each piece of
+ * text left, where it starts in the output and in the original.
+ */
+function afterOnePass(text: string, spans: readonly IdentifierSpan[]): { text: string; pieces: number[][] } {
+  let out = "";
+  let cursor = 0;
+  const pieces: number[][] = [];
+  for (const span of spans) {
+    if (span.start < cursor) continue;
+    pieces.push([out.length, cursor, span.start - cursor]);
+    out += `${text.slice(cursor, span.start)}${placeholder(span.kind)}`;
+    cursor = span.end;
+  }
+  pieces.push([out.length, cursor, text.length - cursor]);
+  return { text: out + text.slice(cursor), pieces };
+}
+
+/** Where `[start, end)` of a later pass's text was in the original, if it lies in one piece. */
+function originOf(pieces: readonly number[][], start: number, end: number): number | undefined {
+  for (const [outStart = 0, origStart = 0, length = 0] of pieces) {
+    if (start >= outStart && end <= outStart + length) return origStart + start - outStart;
+  }
+  return undefined;
+}
+
+const PLACEHOLDER_NEAR_BEFORE = /\[[A-Z_]+\][^\p{L}\n]{0,4}$/u;
+const PLACEHOLDER_NEAR_AFTER = /^[^\p{L}\n]{0,4}\[[A-Z_]+\]/u;
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
