@@ -1082,7 +1082,10 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "placeholder",
     placeholders: true,
-    pattern: rx(String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;!?)]|$))`, "gi"),
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
+      "gi",
+    ),
   },
   // Days in words: "the twenty-first of March", "March the third"; and dates read out, as voice
   // transcripts write them: "July ninth nineteen sixty-one", "december third, nineteen forty-eight"
@@ -2010,6 +2013,13 @@ function repairOcr(text: string): string {
 
 /** How far around a placeholder a later pass looks for names: a cue's reach and then some. */
 const PLACEHOLDER_WINDOW = 80;
+/**
+ * How far around a new placeholder a later pass looks at all: a detector that reads placeholders
+ * reaches back at most `REACH` characters ("[ADDRESS], Boca Raton"); the rest reads as before.
+ */
+const LATER_PASS_WINDOW = REACH + 40;
+/** How much further a later pass's window grows to begin and end with its line. */
+const LINE_REACH = 160;
 /** What a word is made of, for the ends of a window: letters, marks, digits, apostrophes, hyphens. */
 const IN_WORD = /[\p{L}\p{M}\p{N}'’-]/u;
 
@@ -2019,14 +2029,27 @@ const IN_WORD = /[\p{L}\p{M}\p{N}'’-]/u;
  * recognisable ("[NAME], Esperanza", "Haruto Sato ([DOB])"). Around an older placeholder the
  * text reads as the previous pass read it.
  */
-function placeholderWindows(text: string, placed: readonly number[]): Array<readonly [number, number]> {
+function placeholderWindows(
+  text: string,
+  placed: readonly number[],
+  reach = PLACEHOLDER_WINDOW,
+  lineReach = 0,
+): Array<readonly [number, number]> {
   const windows: Array<[number, number]> = [];
   for (const start of placed) {
     // Whole words at both ends: a word cut in two ("nam" of "name") can read as a name.
-    let from = Math.max(0, start - PLACEHOLDER_WINDOW);
+    let from = Math.max(0, start - reach);
     while (from > 0 && IN_WORD.test(text.charAt(from - 1))) from--;
-    let to = Math.min(text.length, text.indexOf("]", start) + 1 + PLACEHOLDER_WINDOW);
+    let to = Math.min(text.length, text.indexOf("]", start) + 1 + reach);
     while (to < text.length && IN_WORD.test(text.charAt(to))) to++;
+    // Whole lines when they end near: patterns anchored at a line's start or end read it whole.
+    if (lineReach > 0) {
+      const lineStart = text.lastIndexOf("\n", from - 1) + 1;
+      if (from - lineStart <= lineReach) from = lineStart;
+      const lineEnd = text.indexOf("\n", to);
+      if (lineEnd < 0 ? text.length - to <= lineReach : lineEnd - to <= lineReach)
+        to = lineEnd < 0 ? text.length : lineEnd;
+    }
     const last = windows[windows.length - 1];
     if (last !== undefined && from <= last[1]) last[1] = to;
     else windows.push([from, to]);
@@ -2034,7 +2057,23 @@ function placeholderWindows(text: string, placed: readonly number[]): Array<read
   return windows;
 }
 
-/** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
+/**
+ * A later pass: only around the placeholders the previous one put in can anything have become
+ * recognisable, so it scans those stretches of text, each on its own, and not the whole text again.
+ */
+function scanAround(text: string, placed: readonly number[]): IdentifierSpan[] {
+  const spans: IdentifierSpan[] = [];
+  let next = 0;
+  for (const [from, to] of placeholderWindows(text, placed, LATER_PASS_WINDOW, LINE_REACH)) {
+    const local: number[] = [];
+    while (next < placed.length && (placed[next] as number) < to) local.push((placed[next++] as number) - from);
+    for (const span of scan(repairOcr(text.slice(from, to)), local)) {
+      spans.push({ kind: span.kind, start: span.start + from, end: span.end + from });
+    }
+  }
+  return spans;
+}
+
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
 const SIBLING_AFTER =
@@ -2140,7 +2179,7 @@ export function redact(text: string): string {
   let current = text;
   let placed: number[] | null = null;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const spans = scan(repairOcr(current), placed);
+    const spans = placed === null ? scan(repairOcr(current), null) : scanAround(current, placed);
     if (spans.length === 0) break;
     ({ text: current, placed } = replaceSpans(current, spans));
   }
