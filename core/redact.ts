@@ -193,6 +193,13 @@ const labelledFamilies: readonly LabelledFamily[] = [
     veto: (text, at) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45,
   },
   {
+    // A key that names a person, with a number for its value: "patient=4400218", {"pt": "9920447"},
+    // "rider=PT-44102". The value is the person's number in that system.
+    kind: "mrn",
+    label: String.raw`(?:patient|pt|rider|resident|client|enrollee)["']?\s{0,2}[=:]\s{0,2}["']?`,
+    value: String.raw`(?=(?:[A-Za-z\-]{0,10}\d){4})${ID}`,
+  },
+  {
     kind: "dob",
     label: String.raw`(?:DOB|D\.O\.B\.?|YOB|date${_}of${_}birth|birth${_}date|birth${_}year|year${_}of${_}birth|birthday|b-?day|born(?:\s{1,2}(?:on|in))?|(?:fecha${_}de${_})?nacimiento|(?:data${_}de${_})?nascimento|date${_}de${_}naissance|n[ée]e?${_}le|geburtsdatum|geb\.)${SEP}`,
     value: DOB_VALUE,
@@ -850,6 +857,31 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
+  // A person's handle where chats and trackers print one: "@emily.r", "<jlee> anyone know…",
+  // "* rbhatt has quit", "tgonzalez joined #health-dev". Not a channel's or a team's mention
+  // ("@here", "@oncall-platform"), a doc tag or an at-rule ("@param", "@media"), or a domain.
+  {
+    kind: "name",
+    needs: "at",
+    pattern: rx(
+      String.raw`(?<![\w.@/\\])@(?!(?:here|channel|everyone|all|default|main|latest|next|beta|canary|stable|param|returns?|type|typedef|deprecated|see|example|throws|property|prop|override|media|import|keyframes|apply|layer|use|container|supports|font-face|ts-\w+|types|vercel|angular|babel|testing-library|storybook|tanstack|trpc|elysiajs|(?:oncall|on-call|team|dev|ops|support|admin|bot|pharmacy|billing|security|sre|infra|platform|eng|frontdesk|front-desk|clinic|nurse|doctor|staff|user|triage|intake|scheduling|all-)[\w.\-]*)\b)([a-z][a-z0-9._\-]{1,30}[a-z0-9])(?![\w@/(\-]|\.\w)`,
+    ),
+    veto: (text, match) =>
+      /^\s{0,2}[:=]\s{0,2}["'\d]/.test(text.slice(match.index + match[0].length, match.index + match[0].length + 6)),
+  },
+  {
+    kind: "name",
+    needs: "always",
+    pattern: rx(
+      String.raw`^[ \t]{0,4}(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]{1,2})?(?:<[@+%~&]?([a-z][\w.\-]{1,30})(?=>[ \t](?![^\n]*<\/))|(?:\*{1,3}|-!-)[ \t]{1,2}([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t](?:quit|joined|left)|joined|left|quit|is now known)))`,
+      "gim",
+    ),
+  },
+  {
+    kind: "name",
+    needs: "always",
+    pattern: rx(String.raw`(?<![\w.@\-])([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t])?joined[ \t]#)`, "g"),
+  },
   // A patient's key in code and logs: "pt_9920134", "patient_88412".
   {
     kind: "mrn",
@@ -1077,10 +1109,10 @@ const detectors: readonly Detector[] = [
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
   },
-  // "[NAME] 96, [NAME] 92.", "pt [NAME] 91": a number over 89 right after a name or the patient, then a pause.
+  // "[NAME] 96, [NAME] 92.", "pt 97.": a number over 89 right after a name or the patient, then a pause.
   {
     kind: "age",
-    needs: "placeholder",
+    needs: "digit",
     placeholders: true,
     pattern: rx(
       String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
@@ -1099,12 +1131,13 @@ const detectors: readonly Detector[] = [
     ),
     veto: (_text, match) => /^may\s{1,2}first$/i.test(match[0]),
   },
-  // Ages over 89 in words: "ninety-three year old", "she is ninety-nine".
+  // Ages over 89 in words: "ninety-three year old", "she is ninety-nine", "[NAME], ninety-three".
   {
     kind: "age",
     needs: "ageWord",
+    placeholders: true,
     pattern: rx(
-      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
+      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2}["“]?|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
       "gi",
     ),
   },
@@ -1570,7 +1603,6 @@ const OPAQUE =
   /(?<![\w\-./@:#$%&=+\\])(?=[A-Za-z0-9-]{0,23}[A-Za-z])(?=(?:[A-Za-z-]{0,23}\d){4})[A-Za-z0-9]{1,24}(?:-[A-Za-z0-9]{1,24}){0,5}(?![\w\-@]|[./:]\w)/g;
 const OPAQUE_NOT = [
   /^(?=.*[a-f])(?=.*\d)[0-9a-f]{7,40}$/, // a git hash (in capitals, hex is a serial's: 9F2204817731)
-  /^[A-Z]{2,8}-\d{1,6}$/i, // a ticket: HLTH-2291
   /^\d+(?:ms|s|px|dpi|k|kb|mb|gb|tb|hz|khz|mhz|ghz|mg|mcg|ml|x\d+)$/i, // a quantity
   /^\d{3}[A-Z]\d{5}X$/i, // a provider taxonomy: 207Q00000X
   /^\d{6}X\d{3}[A-Z0-9]*$/i, // an X12 version: 005010X222A1
@@ -1595,15 +1627,19 @@ const OPAQUE_NOT_BEFORE =
   /\b(?:model|lot|sku|firmware|fw|version|ver|build|commit|sha|ticket|order|error|err|code|port|taxonomy|release|tag|pr|issue|item|part|ref|batch|catalog|cat|style|loop|segment|revision|rev|step|tracking|shipment|recall|po|advisory|awb|e\.g|example)s?\b\W{0,3}(?:\w+\W{1,2})?$/i;
 /** The kind a cue before the token names; a record number when none does. */
 const OPAQUE_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
-  [/\b(?:plates?|tags?|vin|vehicle|car)\b/gi, "vehicle"],
+  [/\b(?:plates?|vin|vehicle|car|truck|van|drove|parked)\b/gi, "vehicle"],
   [/\b(?:serials?|s\/n|sn|imei|udi|device|pump|meter|monitor|sensor|transmitter|inhaler|aids?)\b/gi, "device_id"],
   [/\b(?:licen[cs]es?|dl|dln|passport|dea|permit|certificate)\b/gi, "license"],
   [/\b(?:member|subscriber|policy|group|grp|plan|insurance|medicaid|medicare|cin|mbi)\b/gi, "member_id"],
   [/\b(?:account|acct|claim|invoice|statement|card|billing)\b/gi, "account"],
 ];
 
+/** A ticket's key ("HLTH-2291"), unless a car is spoken of: then it is a plate ("her car BNK-4471"). */
+const TICKET_KEY = /^[A-Z]{2,8}-\d{1,6}$/i;
+
 /** Whether a token's shape, the word before it or the message field it fills says it is a system's. */
-function isSystemToken(value: string, before: string, after: string): boolean {
+function isSystemToken(value: string, kind: IdentifierKind, before: string, after: string): boolean {
+  if (kind !== "vehicle" && TICKET_KEY.test(value)) return true;
   if (OPAQUE_NOT.some((shape) => shape.test(value)) || OPAQUE_NOT_BEFORE.test(before.slice(-24))) return true;
   // A field of an HL7 or X12 message is told by its segment, not by its shape.
   return /[|^~*]$/.test(before) || /^[|^~*]$/.test(after);
@@ -1617,7 +1653,6 @@ function collectOpaque(text: string, found: Claim[]): void {
     const end = start + value.length;
     if (value.length < 6 || value.length > 24 || overlaps(found, start, end)) continue;
     const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
-    if (isSystemToken(value, before, text.charAt(end))) continue;
     let kind: IdentifierKind = "mrn";
     let nearest = -1;
     for (const [cue, cueKind] of OPAQUE_CUES) {
@@ -1628,7 +1663,7 @@ function collectOpaque(text: string, found: Claim[]): void {
         }
       }
     }
-    found.push({ kind, start, end });
+    if (!isSystemToken(value, kind, before, text.charAt(end))) found.push({ kind, start, end });
   }
 }
 
@@ -1782,7 +1817,7 @@ const PROTECTED = [
   // ("00+!a@b.io", with an "@" in the same word, is the start of an email address).
   /(?=\d)(?:(?<=\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2})(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@))/gi,
   // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
-  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware|fw)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
+  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
   // Values that stand for "unknown" in data (a ZIP of 00000 or 99999, a date of 1900-01-01 or
   // 9999-12-31; but right after a birth label a date is a birth date, and after an identifier's
   // label, the value is redacted whatever it is), and a number compared in
@@ -1795,7 +1830,7 @@ const PROTECTED = [
   // A log line's own time: "[2026-09-01 03:00:02] cron: …" (syslog's and git's: `PROTECTED_CLOCK`).
   /^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)\]/gm,
   // A system's own times after their keys: "last_sync=2026-02-11T03:00Z", "created_at 1767225600".
-  /(?=\d)(?<=\b(?:last_?sync(?:ed)?(?:_?at)?|synced_?at|created_?at|updated_?at|modified_?at|deleted_?at|received_?at|sent_?at|expires_?at|logged_?at|timestamp|ts)["']?\s{0,2}[=:]?\s{0,2}["']?)(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}(?:Z|[+-]\d{2}:?\d{2})?)?|\d{10}(?:\d{3})?)(?![\d-])/gi,
+  /(?=\d)(?<=\b(?:last_?sync(?:ed)?(?:_?at)?|synced_?at|created_?at|updated_?at|modified_?at|deleted_?at|received_?at|sent_?at|expires_?at|logged_?at|timestamp)["']?\s{0,2}[=:]?\s{0,2}["']?|\bts["']?\s{0,2}[=:]\s{0,2}["']?)(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}(?:Z|[+-]\d{2}:?\d{2})?)?|\d{10}(?:\d{3})?)(?![\d-])/gi,
   // The bounds of a query, not anyone's date: "visit_date > '2025-01-01'", { $gt: ISODate("2026-01-01") }.
   /(?:[<>]=?|\$(?:gt|gte|lt|lte)["']?\s{0,2}:)\s{0,2}(?:ISODate\(|new\s{1,2}Date\()?\s{0,2}["']?(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}Z?)?)(?=["')\s;,]|$)/g,
   // Card processors' published test numbers: Stripe's and the networks' own.

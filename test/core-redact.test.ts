@@ -312,6 +312,23 @@ describe("redact: examples", () => {
     ["a@a.mbi build 20", "[EMAIL] build 20"],
     ["Dr. Dr. SMS [IP] MRN", "Dr. Dr. SMS [IP] MRN"],
     ["0!=0.0.0.1", "0!=[IP]"],
+    // "ts" is a log's time only with its "=" or ":" ("Ts 2002000000" is a phone number).
+    ["Ts 2002000000 ", "Ts [PHONE] "],
+    // Any other number that is someone's (Safe Harbor's eighteenth kind), beside a system's own.
+    [
+      "looking up U8823-4401-97 now; reverted a3f9c21 and closed HLTH-2291",
+      "looking up [MRN] now; reverted a3f9c21 and closed HLTH-2291",
+    ],
+    ["her car BNK-4471 is in the ED bay", "her car [VEHICLE] is in the ED bay"],
+    ["ups tracking 1Z999AA10123456784", "ups tracking 1Z999AA10123456784"],
+    // Handles where chats and trackers print them; not a channel's mention or a package's scope.
+    ["<jlee> anyone know why\n* rbhatt has quit", "<[NAME]> anyone know why\n* [NAME] has quit"],
+    ["cc @hkim and @here, see @types/node", "cc @[NAME] and @here, see @types/node"],
+    // "fw" is a firewall as often as firmware: what follows it may be an address.
+    ["fw 0.0.0.1", "fw [IP]"],
+    ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],
+    ["pickup for pt 97. sms him the plate", "pickup for pt [AGE]. sms him the plate"],
+    ["ar aged 90+ days: $44,120; age must be 0–120", "ar aged 90+ days: $44,120; age must be 0–120"],
   ])(
     "names that are also words, things named like people, role mailboxes, images, tickets, glued ids, European CSV, spoken dates: %p",
     (text, expected) => {
