@@ -704,6 +704,10 @@ interface Facts {
   named: boolean;
   /** "Given", "When" or "Then": Gherkin's steps. */
   gherkin: boolean;
+  /** "<", "* " or "-!-": a chat log's nick or event may follow. */
+  chat: boolean;
+  /** "joined #": someone joined a channel. */
+  joined: boolean;
 }
 
 interface Detector {
@@ -871,7 +875,7 @@ const detectors: readonly Detector[] = [
   },
   {
     kind: "name",
-    needs: "always",
+    needs: "chat",
     pattern: rx(
       String.raw`^[ \t]{0,4}(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]{1,2})?(?:<[@+%~&]?([a-z][\w.\-]{1,30})(?=>[ \t](?![^\n]*<\/))|(?:\*{1,3}|-!-)[ \t]{1,2}([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t](?:quit|joined|left)|joined|left|quit|is now known)))`,
       "gim",
@@ -879,7 +883,7 @@ const detectors: readonly Detector[] = [
   },
   {
     kind: "name",
-    needs: "always",
+    needs: "joined",
     pattern: rx(String.raw`(?<![\w.@\-])([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t])?joined[ \t]#)`, "g"),
   },
   // A patient's key in code and logs: "pt_9920134", "patient_88412".
@@ -1732,6 +1736,8 @@ function factsOf(text: string): Facts {
     clock: /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
+    chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
+    joined: text.includes("joined #"),
   };
 }
 

@@ -324,6 +324,15 @@ describe("redact: examples", () => {
     // Handles where chats and trackers print them; not a channel's mention or a package's scope.
     ["<jlee> anyone know why\n* rbhatt has quit", "<[NAME]> anyone know why\n* [NAME] has quit"],
     ["cc @hkim and @here, see @types/node", "cc @[NAME] and @here, see @types/node"],
+    // A lower-case name that is a word, in a chat message; not the word, a pronoun or "that".
+    [
+      "ok so grace is out. ask sunny if the fax number changed",
+      "ok so [NAME] is out. ask [NAME] if the fax number changed",
+    ],
+    [
+      "the grace period is out of date; tell her to wait. that said, will do",
+      "the grace period is out of date; tell her to wait. that said, will do",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],

@@ -494,6 +494,16 @@ const HUMAN_VERBS = new Set(
     " ",
   ),
 );
+/** Words a chat message opens with before a name: "ok so grace is out", "lol frank just…". */
+const CHAT_OPENERS = new Set("ok okay so lol also btw fyi hey hi and but fwiw".split(" "));
+/** Words a names list may hold that, in lower case in a chat, are function words, pronouns, relatives or teams. */
+const NOT_ADDRESSED = new Set(
+  "that then has have had just still now also this there here what when where which while well yes not only even never always already soon again maybe some her him his them they she he me us you it its who whom someone everyone anyone somebody everybody nobody mom dad mum mother father wife husband son daughter sister brother driver billing scheduling registration triage intake pharmacy legal compliance security ops support staff team nurse doctor admin".split(
+    " ",
+  ),
+);
+/** Verbs that address a person by name in a chat: "ask sunny if", "pinged mark about", "ty rich for". */
+const ADDRESSING = new Set("ask asked tell told ping pinged thanks thx ty cc".split(" "));
 /** A post on a team, after "on", "at", "from", "in": "the night shift", "the front desk", "billing". */
 const POST =
   /^[ \t]{1,2}(?:the[ \t]{1,2})?(?:front[ \t]{1,2}desk|night[ \t]{1,2}shift|day[ \t]{1,2}shift|evening[ \t]{1,2}shift|billing|scheduling|registration|triage|intake[ \t]{1,2}desk|call[ \t]{1,2}center)\b/i;
@@ -748,6 +758,37 @@ export function findNames(
     if (!POST.test(text.slice(next.end, next.end + 24)) || !vocab().names.has(fold(token.plain))) continue;
     // "the guy at the front desk": a noun after a determiner.
     if (/^(?:the|a|an|this|that|our|some|any|every)$/.test(tokens[i - 1]?.plain ?? "")) continue;
+    add(i, i + 1);
+  }
+
+  // 3c#. A lower-case name a list knows, in a chat message: at its start doing what people do
+  // ("grace is out", "gene wants the bot paused", "so cash is out sick"), or asked, pinged or
+  // thanked ("ask sunny if…", "pinged mark about it", "ty rich for…"). Not after a determiner, and
+  // not a medical word.
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const token = tokens[i];
+    const next = tokens[i + 1];
+    if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised || token.text.length < 3)
+      continue;
+    const previous = tokens[i - 1];
+    // A placeholder between ("[NAME] has called") makes the word no message's first.
+    const opens =
+      !token.gap.includes("]") &&
+      (previous === undefined || /[.!?\n:]/.test(token.gap) || CHAT_OPENERS.has(previous.plain));
+    const acts =
+      opens &&
+      /^[ \t]{1,2}$/.test(next.gap) &&
+      (HUMAN_VERBS.has(next.plain) || SPEECH_VERBS.has(next.plain) || AWAY.test(text.slice(token.end).trimStart()));
+    const addressed =
+      previous !== undefined &&
+      ADDRESSING.has(previous.plain) &&
+      /^[ \t]{1,2}$/.test(token.gap) &&
+      /^(?:[ \t]{0,2}[,.!?]|[ \t]{1,2}(?:if|about|for|to)\b|[ \t]*$|[ \t]*\n)/.test(
+        text.slice(token.end, token.end + 8),
+      );
+    if (!acts && !addressed) continue;
+    if (NOT_ADDRESSED.has(token.plain) || !vocab().names.has(fold(token.plain)) || vocab().medical.has(token.plain))
+      continue;
     add(i, i + 1);
   }
 
