@@ -1603,8 +1603,12 @@ function collectSpelledOut(text: string, found: Claim[]): void {
  * `OPAQUE_NOT_BEFORE`). A token with no letter is a count, a code or a time, and is left to the
  * detectors that know what it is.
  */
-const OPAQUE =
-  /(?<![\w\-./@:#$%&=+\\])(?=[A-Za-z0-9-]{0,23}[A-Za-z])(?=(?:[A-Za-z-]{0,23}\d){4})[A-Za-z0-9]{1,24}(?:-[A-Za-z0-9]{1,24}){0,5}(?![\w\-@]|[./:]\w)/g;
+/** A digit: where `collectOpaque` starts looking for a token. */
+const OPAQUE_DIGIT = /\d/g;
+/** Segments joined by single hyphens, at most six; a letter, and four digits. */
+const OPAQUE_SHAPE = /^(?=[^a-z]*[a-z])(?=(?:\D*\d){4})[a-z0-9]+(?:-[a-z0-9]+){0,5}$/i;
+/** What may stand before a token: not "_", nor a path's, an address's or a key's mark. */
+const OPAQUE_BEFORE_OK = (code: number) => Number.isNaN(code) || !"_./@:#$%&=+\\".includes(String.fromCharCode(code));
 const OPAQUE_NOT = [
   /^(?=.*[a-f])(?=.*\d)[0-9a-f]{7,40}$/, // a git hash (in capitals, hex is a serial's: 9F2204817731)
   /^\d+(?:ms|s|px|dpi|k|kb|mb|gb|tb|hz|khz|mhz|ghz|mg|mcg|ml|x\d+)$/i, // a quantity
@@ -1649,13 +1653,34 @@ function isSystemToken(value: string, kind: IdentifierKind, before: string, afte
   return /[|^~*]$/.test(before) || /^[|^~*]$/.test(after);
 }
 
+function isTokenChar(code: number): boolean {
+  return isValueChar(code);
+}
+
+/** After a token: not glued to "_" or "@", nor running on past a ".", "/" or ":" ("v2.1", "a1b2c3/x"). */
+function endsToken(text: string, end: number): boolean {
+  const code = text.charCodeAt(end);
+  if (code === 95 || code === 64) return false;
+  return !((code === 46 || code === 47 || code === 58) && /\w/.test(text.charAt(end + 1)));
+}
+
+/**
+ * Finds the tokens from their digits, most text having few: each run of letters, digits and single
+ * inner hyphens holding a digit, 6 to 24 characters long, with a letter and four digits, that is no
+ * part of a path, an address, a key's value after "=" or ":", or a larger word.
+ */
 function collectOpaque(text: string, found: Claim[]): void {
-  OPAQUE.lastIndex = 0;
-  for (let match = OPAQUE.exec(text); match !== null; match = OPAQUE.exec(text)) {
-    const value = match[0];
-    const start = match.index;
-    const end = start + value.length;
-    if (value.length < 6 || value.length > 24 || overlaps(found, start, end)) continue;
+  OPAQUE_DIGIT.lastIndex = 0;
+  for (let digit = OPAQUE_DIGIT.exec(text); digit !== null; digit = OPAQUE_DIGIT.exec(text)) {
+    let start = digit.index;
+    while (start > 0 && isTokenChar(text.charCodeAt(start - 1))) start--;
+    let end = digit.index + 1;
+    while (end < text.length && isTokenChar(text.charCodeAt(end))) end++;
+    OPAQUE_DIGIT.lastIndex = end;
+    if (end - start < 6 || end - start > 24 || !OPAQUE_BEFORE_OK(text.charCodeAt(start - 1)) || !endsToken(text, end))
+      continue;
+    const value = text.slice(start, end);
+    if (!OPAQUE_SHAPE.test(value) || overlaps(found, start, end)) continue;
     const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
     let kind: IdentifierKind = "mrn";
     let nearest = -1;
