@@ -702,6 +702,8 @@ interface Facts {
   clock: boolean;
   /** "called" or "named": a bot's persona may be named. */
   named: boolean;
+  /** "bot", "assistant" or "persona", any case: a bot's persona may be named. */
+  bot: boolean;
   /** "Given", "When" or "Then": Gherkin's steps. */
   gherkin: boolean;
   /** "<", "* " or "-!-": a chat log's nick or event may follow. */
@@ -862,7 +864,7 @@ const detectors: readonly Detector[] = [
     ),
   },
   // A person's handle where chats and trackers print one: "@emily.r", "<jlee> anyone know…",
-  // "* rbhatt has quit", "tgonzalez joined #health-dev". Not a channel's or a team's mention
+  // "* rbhatt has quit", "tgonzalez joined #health-dev". Not a bot's nick, a channel's or a team's mention
   // ("@here", "@oncall-platform"), a doc tag or an at-rule ("@param", "@media"), or a domain.
   {
     kind: "name",
@@ -877,7 +879,7 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "chat",
     pattern: rx(
-      String.raw`^[ \t]{0,4}(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]{1,2})?(?:<[@+%~&]?([a-z][\w.\-]{1,30})(?=>[ \t](?![^\n]*<\/))|(?:\*{1,3}|-!-)[ \t]{1,2}([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t](?:quit|joined|left)|joined|left|quit|is now known)))`,
+      String.raw`^[ \t]{0,4}(?:\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]{1,2})?(?:<[@+%~&]?(?![\w.\-]*bot(?![a-z]))([a-z][\w.\-]{1,30})(?=>[ \t](?![^\n]*<\/))|(?:\*{1,3}|-!-)[ \t]{1,2}([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t](?:quit|joined|left)|joined|left|quit|is now known)))`,
       "gim",
     ),
   },
@@ -1760,6 +1762,7 @@ function factsOf(text: string): Facts {
     rx: lower.includes("rx"),
     clock: /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
+    bot: /bot|assistant|persona/i.test(text),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
@@ -1990,6 +1993,18 @@ function collectPlaceLists(text: string, found: Claim[]): void {
 /** The persona of a bot, named like a person: "our voice agent persona is called 'Ava'". Tried where "called" or "named" is (`Facts`). */
 const PERSONA =
   /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu;
+/**
+ * More ways builders name a bot's persona: "Ava the intake bot", "Clara (voice assistant)", "the
+ * voice bot Clara answered", "rename the persona from Max to Nora", `persona: name: "Rosie"`,
+ * "This is Sam, your virtual care assistant". Tried where "bot", "assistant" or "persona" is; not a
+ * medical or office assistant, who is a person.
+ */
+const PERSONAS = [
+  /(?=\p{Lu})(\p{Lu}\p{Ll}+)(?=\s{1,2}(?:\(\s{0,2}|the\s{1,2})(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
+  /(?<=(?<!(?:medical|nursing|physician|dental|office|clinical|administrative|executive|personal)\s{1,2})\b(?:bot|chatbot|assistant|persona)\s{1,2})(\p{Lu}\p{Ll}+)(?=\s{0,2}(?:\(|[,.!?]|\s(?:needs|should|answered|greeted|says|said|will|replies|replied|asks|asked)\b))/gu,
+  /(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
+  /(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,
+];
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
 const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;
 
@@ -2004,6 +2019,7 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   for (const pattern of NOT_PEOPLE) claimNotPeople(pattern, text, found);
   if (facts.a1c) claimNotPeople(A1C, text, found);
   if (facts.named) claimNotPeople(PERSONA, text, found);
+  if (facts.bot) for (const pattern of PERSONAS) claimNotPeople(pattern, text, found);
   if (facts.gherkin) claimNotPeople(GHERKIN, text, found);
 }
 

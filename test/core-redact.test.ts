@@ -333,6 +333,15 @@ describe("redact: examples", () => {
       "the grace period is out of date; tell her to wait. that said, will do",
       "the grace period is out of date; tell her to wait. that said, will do",
     ],
+    // A bot's persona is no one; a medical assistant is someone.
+    [
+      "Ava the intake bot greeted Maria Lopez; This is Sam, your virtual care assistant",
+      "Ava the intake bot greeted [NAME]; This is Sam, your virtual care assistant",
+    ],
+    [
+      "medical assistant Maria said the patient called; <deploy-bot> done",
+      "medical assistant [NAME] said the patient called; <deploy-bot> done",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],
