@@ -870,7 +870,7 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "at",
     pattern: rx(
-      String.raw`(?<![\w.@/\\])@(?!(?:here|channel|everyone|all|default|main|latest|next|beta|canary|stable|param|returns?|type|typedef|deprecated|see|example|throws|property|prop|override|media|import|keyframes|apply|layer|use|container|supports|font-face|ts-\w+|types|vercel|angular|babel|testing-library|storybook|tanstack|trpc|elysiajs|(?:oncall|on-call|team|dev|ops|support|admin|bot|pharmacy|billing|security|sre|infra|platform|eng|frontdesk|front-desk|clinic|nurse|doctor|staff|user|triage|intake|scheduling|all-)[\w.\-]*)\b)([a-z][a-z0-9._\-]{1,30}[a-z0-9])(?![\w@/(\-]|\.\w)`,
+      String.raw`(?<![\w.@/\\])@(?!(?:here|channel|everyone|all|default|main|latest|next|beta|canary|stable|param|returns?|type|typedef|deprecated|see|example|throws|property|prop|override|media|import|keyframes|apply|layer|use|container|supports|font-face|ts-\w+|types|vercel|angular|babel|testing-library|storybook|tanstack|trpc|elysiajs|(?:assistant|agent|ai|claude|gpt|copilot|oncall|on-call|team|dev|ops|support|admin|bot|pharmacy|billing|security|sre|infra|platform|eng|frontdesk|front-desk|clinic|nurse|doctor|staff|user|triage|intake|scheduling|all-)[\w.\-]*)\b)([a-z][a-z0-9._\-]{1,30}[a-z0-9])(?![\w@/(\-]|\.\w)`,
     ),
     veto: (text, match) =>
       /^\s{0,2}[:=]\s{0,2}["'\d]/.test(text.slice(match.index + match[0].length, match.index + match[0].length + 6)),
@@ -1115,13 +1115,14 @@ const detectors: readonly Detector[] = [
     placeholders: true,
     pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
   },
-  // "[NAME] 96, [NAME] 92.", "pt 97.": a number over 89 right after a name or the patient, then a pause.
+  // "[NAME] 96, [NAME] 92.", "pt 97.": a number over 89 right after a name or the patient, then a
+  // pause. Not 120 and over: "Na 129," is a lab value after a word taken for a name.
   {
     kind: "age",
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
+      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[01]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
       "gi",
     ),
   },

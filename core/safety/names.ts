@@ -440,12 +440,21 @@ export function isTaggerCandidate(token: Token): boolean {
   return token.text.length >= 3 && vocab().names.has(fold(token.plain));
 }
 
+const FUNCTION_WORDS: ReadonlySet<string> = new Set(
+  "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i".split(
+    " ",
+  ),
+);
+
 /**
  * The candidates the tagger actually scores. A common word, a company or a place that no list
  * knows as a name ("Build", "Twilio") never is: it is most of a prompt's capitalised words, and
  * never a name; nor is a capitalised medical word no list knows as a name ("Hypoglycemia").
  */
 export function isTaggerScored(token: Token): boolean {
+  // A pronoun, a determiner or a small joining word is nobody's name however it is capitalised
+  // ("My psychiatrist has me on…"), though a list may hold it ("My" is a Vietnamese given name).
+  if (FUNCTION_WORDS.has(token.plain)) return false;
   // A lower-case word (most of a prompt) is settled by its standing first: it is looked up once
   // per token and kept, where the list lookup of `isTaggerCandidate` is not.
   if (!token.capitalised && standing(token) !== Standing.Strong && !isCaseless(token)) return false;
