@@ -1763,7 +1763,7 @@ function factsOf(text: string): Facts {
     rx: lower.includes("rx"),
     clock: /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
-    bot: /bot|assistant|persona/i.test(text),
+    bot: lower.includes("bot") || lower.includes("assistant") || lower.includes("persona"),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
@@ -2002,9 +2002,9 @@ const PERSONA =
  */
 const PERSONAS = [
   /(?=\p{Lu})(\p{Lu}\p{Ll}+)(?=\s{1,2}(?:\(\s{0,2}|the\s{1,2})(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
-  /(?<=(?<!(?:medical|nursing|physician|dental|office|clinical|administrative|executive|personal)\s{1,2})\b(?:bot|chatbot|assistant|persona)\s{1,2})(\p{Lu}\p{Ll}+)(?=\s{0,2}(?:\(|[,.!?]|\s(?:needs|should|answered|greeted|says|said|will|replies|replied|asks|asked)\b))/gu,
-  /(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
-  /(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,
+  /(?=\p{Lu})(?<=(?<!(?:medical|nursing|physician|dental|office|clinical|administrative|executive|personal)\s{1,2})\b(?:bot|chatbot|assistant|persona)\s{1,2})(\p{Lu}\p{Ll}+)(?=\s{0,2}(?:\(|[,.!?]|\s(?:needs|should|answered|greeted|says|said|will|replies|replied|asks|asked)\b))/gu,
+  /(?=\p{Lu})(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
+  /(?=\p{Lu})(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,
 ];
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
 const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;

@@ -773,24 +773,27 @@ export function findNames(
   // 3c#. A lower-case name a list knows, in a chat message: at its start doing what people do
   // ("grace is out", "gene wants the bot paused", "so cash is out sick"), or asked, pinged or
   // thanked ("ask sunny if…", "pinged mark about it", "ty rich for…"). Not after a determiner, and
-  // not a medical word.
+  // not a medical word. The words around it are asked first: most words have neither.
   for (let i = 0; i + 1 < tokens.length; i++) {
     const token = tokens[i];
     const next = tokens[i + 1];
     if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised || token.text.length < 3)
       continue;
     const previous = tokens[i - 1];
+    const acting = HUMAN_VERBS.has(next.plain) || SPEECH_VERBS.has(next.plain) || next.plain === "is";
+    const addressing = previous !== undefined && ADDRESSING.has(previous.plain);
+    if (!acting && !addressing) continue;
     // A placeholder between ("[NAME] has called") makes the word no message's first.
     const opens =
       !token.gap.includes("]") &&
       (previous === undefined || /[.!?\n:]/.test(token.gap) || CHAT_OPENERS.has(previous.plain));
     const acts =
+      acting &&
       opens &&
       /^[ \t]{1,2}$/.test(next.gap) &&
-      (HUMAN_VERBS.has(next.plain) || SPEECH_VERBS.has(next.plain) || AWAY.test(text.slice(token.end).trimStart()));
+      (next.plain !== "is" || AWAY.test(text.slice(next.start, next.start + 48)));
     const addressed =
-      previous !== undefined &&
-      ADDRESSING.has(previous.plain) &&
+      addressing &&
       /^[ \t]{1,2}$/.test(token.gap) &&
       /^(?:[ \t]{0,2}[,.!?]|[ \t]{1,2}(?:if|about|for|to)\b|[ \t]*$|[ \t]*\n)/.test(
         text.slice(token.end, token.end + 8),
