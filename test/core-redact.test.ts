@@ -342,6 +342,11 @@ describe("redact: examples", () => {
       "medical assistant Maria said the patient called; <deploy-bot> done",
       "medical assistant [NAME] said the patient called; <deploy-bot> done",
     ],
+    // A month and a day where a date is talked about, not a share of something.
+    [
+      "the loop sent the statement for 5/17 twice; show 3/5 reminders sent; cut it for 1/2 the users; from 11/10 to 11/24.",
+      "the loop sent the statement for [DATE] twice; show 3/5 reminders sent; cut it for 1/2 the users; from [DATE] to [DATE].",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],
