@@ -888,6 +888,23 @@ const detectors: readonly Detector[] = [
     needs: "joined",
     pattern: rx(String.raw`(?<![\w.@\-])([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t])?joined[ \t]#)`, "g"),
   },
+  // A record's number asked for by what is in it: "pull labs for 7720019", "the chart of 00912374";
+  // not a count ("results for 120000 patients").
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\b(?:labs?|charts?|records?|results?|notes|meds|history|encounters?|visits?|appts?|appointments?|orders?|allergies|vitals|imaging|patient|pt)\s{1,2}(?:for|of|on)\s{1,2}(?:#\s?)?)\d{6,10}(?![\w\-/.]|\.\d|\s{1,2}(?:patients?|people|users?|members?|rows?|records?|units?|visits?|times?|messages?|calls?|claims?|requests?|items?|cases?)\b)`,
+      "gi",
+    ),
+  },
+  // Six digits or more right after a name: a wristband's or a list's "[NAME] 000781234".
+  {
+    kind: "mrn",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\],?\s{1,2})\d{6,10}(?![\w\-/.:]|\.\d|\s{0,2}(?:%|ms|mg|kg|lbs?|ml))`),
+  },
   // A patient's key in code and logs: "pt_9920134", "patient_88412".
   {
     kind: "mrn",

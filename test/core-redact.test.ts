@@ -347,6 +347,10 @@ describe("redact: examples", () => {
       "the loop sent the statement for 5/17 twice; show 3/5 reminders sent; cut it for 1/2 the users; from 11/10 to 11/24.",
       "the loop sent the statement for [DATE] twice; show 3/5 reminders sent; cut it for 1/2 the users; from [DATE] to [DATE].",
     ],
+    [
+      "can u pull labs for 7720019 real quick; results for 120000 patients",
+      "can u pull labs for [MRN] real quick; results for 120000 patients",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],
