@@ -1064,9 +1064,10 @@ const detectors: readonly Detector[] = [
   {
     kind: "age",
     needs: "digit",
-    // Also in the languages patients write in: "92 años", "95 anos", "97 ans", "91 Jahre", "93 anni".
+    // Also in the languages patients write in: "92 años", "95 anos", "97 ans", "91 Jahre", "93 J.",
+    // "93 anni"; glued as an HL7 age field prints it ("104Y"); a birthday ("her 100th birthday").
     pattern: rx(
-      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|años|anos|ans|jahre|jaar|anni)(?:[\s\-]old)?(?![\p{L}])`,
+      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|años|anos|ans|jahre|j(?=\.)|jaar|anni)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
       "giu",
     ),
   },
@@ -1105,7 +1106,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "placeholder",
     placeholders: true,
-    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\],\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}[,;)])`),
+    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\],\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[,;)!?]|\.(?!\d)|$))`),
   },
   // "he'll be 91", "turning 95": a number over 89 a person turns.
   {
@@ -2167,7 +2168,8 @@ function scanAround(text: string, placed: readonly number[]): IdentifierSpan[] {
   for (const [from, to] of placeholderWindows(text, placed, LATER_PASS_WINDOW, LINE_REACH)) {
     const local: number[] = [];
     while (next < placed.length && (placed[next] as number) < to) local.push((placed[next++] as number) - from);
-    for (const span of scan(repairOcr(text.slice(from, to)), local)) {
+    const opensMessage = from === 0 || text.charCodeAt(from - 1) === 10;
+    for (const span of scan(repairOcr(text.slice(from, to)), local, opensMessage)) {
       spans.push({ kind: span.kind, start: span.start + from, end: span.end + from });
     }
   }
@@ -2208,7 +2210,7 @@ function collectSiblings(text: string, found: Claim[]): void {
  * detectors that read placeholders, and names around the new placeholders (their cues and
  * neighbours include placeholders).
  */
-function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] {
+function scan(text: string, placed: readonly number[] | null, opensMessage = true): IdentifierSpan[] {
   const afterPlaceholders = placed !== null;
   if (typeof text !== "string" || text.length === 0) return [];
   const facts = factsOf(text);
@@ -2241,7 +2243,8 @@ function scan(text: string, placed: readonly number[] | null): IdentifierSpan[] 
     const shifted = (start: number, end: number) => taken(start + from, end + from);
     // The tagger runs in every pass: a placeholder beside a word changes its score, and a word it
     // takes only once a neighbour is redacted must be taken now, or redact(redact(x)) would differ.
-    for (const name of findNames(window, shifted, shifted)) {
+    const opens = from === 0 ? opensMessage : text.charCodeAt(from - 1) === 10;
+    for (const name of findNames(window, shifted, shifted, opens)) {
       found.push({ kind: "name", start: name.start + from, end: name.end + from });
     }
   }

@@ -351,6 +351,10 @@ describe("redact: examples", () => {
       "can u pull labs for 7720019 real quick; results for 120000 patients",
       "can u pull labs for [MRN] real quick; results for 120000 patients",
     ],
+    [
+      "PID age field: 104Y; her 100th birthday; the 100th request",
+      "PID age field: [AGE]; her [AGE] birthday; the 100th request",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],

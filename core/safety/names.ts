@@ -635,6 +635,8 @@ export function findNames(
   text: string,
   taken: (start: number, end: number) => boolean,
   identifierNear: (start: number, end: number) => boolean = () => false,
+  /** Whether `text` begins where a message or a line does (a later pass's window may begin mid-sentence). */
+  opensMessage = true,
 ): NameSpan[] {
   if (!/\p{L}/u.test(text)) return [];
   const tokens = tokenize(text);
@@ -786,7 +788,7 @@ export function findNames(
     // A placeholder between ("[NAME] has called") makes the word no message's first.
     const opens =
       !token.gap.includes("]") &&
-      (previous === undefined || /[.!?\n:]/.test(token.gap) || CHAT_OPENERS.has(previous.plain));
+      (previous === undefined ? opensMessage : /[.!?\n:]/.test(token.gap) || CHAT_OPENERS.has(previous.plain));
     const acts =
       acting &&
       opens &&
