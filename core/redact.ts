@@ -827,6 +827,20 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\(01\)\d{14}(?:\(\d{2}\)[A-Za-z0-9]{1,20}){0,5}`),
   },
+  // The same element string as a scanner gives it, without parentheses: "01" and fourteen digits,
+  // an expiry or production date ("17" or "11" and six digits), then a lot or serial ("10", "21").
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-])01\d{14}(?:1[17]\d{6})?(?:10|21)[A-Za-z0-9]{1,20}(?![\w\-])`),
+  },
+  // An IMEI printed in its groups ("35-209900-176148-1", "35 209900 176148 1"), its Luhn digit right.
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-])(?:\d{2}-\d{6}-\d{6}-\d|\d{2} \d{6} \d{6} \d)(?![\w\-]|\.\d)`),
+    keep: (value) => (luhnValid(value.replace(/\D/g, "")) ? value.length : 0),
+  },
   // HIBCC unique device identifiers: "+", a labeler code (a letter and three characters), the
   // product and unit of measure, then a check character; the lot or serial after "/$$" or "/$".
   {

@@ -355,6 +355,10 @@ describe("redact: examples", () => {
       "PID age field: 104Y; her 100th birthday; the 100th request",
       "PID age field: [AGE]; her [AGE] birthday; the 100th request",
     ],
+    [
+      "imei 35-209900-176148-1, not 35-209900-176148-2; udi 010088452100331717280430102291K21SN77041932",
+      "imei [DEVICE_ID], not 35-209900-176148-2; udi [DEVICE_ID]",
+    ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],

@@ -312,22 +312,37 @@ export function groupThresholdsOf(examples: readonly Example[], scores: readonly
   }
   const cut = (g: (typeof groups)[number], taken: number) => (g.negatives[taken] ?? Number.NEGATIVE_INFINITY) + 1e-6;
   const found = (g: (typeof groups)[number], taken: number) => g.positives.filter((s) => s >= cut(g, taken)).length;
+  // Each step spends on the group whose next few false names buy the most names each: one false
+  // name at a time would stall on a plateau (the next one buys nothing, the fifth buys ten) and
+  // pour the budget into whichever group came first.
   while (spent < budget) {
     let best = -1;
-    let bestGain = -1;
+    let bestRate = 0;
+    let bestSteps = 0;
     groups.forEach((g, k) => {
-      if (small(g) || g.taken >= g.negatives.length) return;
-      const gain = found(g, g.taken + 1) - found(g, g.taken);
-      if (gain > bestGain) {
-        bestGain = gain;
-        best = k;
+      if (small(g)) return;
+      const base = found(g, g.taken);
+      for (let steps = 1; steps <= budget - spent && g.taken + steps <= g.negatives.length; steps++) {
+        const rate = (found(g, g.taken + steps) - base) / steps;
+        if (rate > bestRate) {
+          bestRate = rate;
+          best = k;
+          bestSteps = steps;
+        }
       }
     });
     const chosen = groups[best];
     if (chosen === undefined) break;
-    chosen.taken++;
-    spent++;
+    chosen.taken += bestSteps;
+    spent += bestSteps;
   }
+  // Never worse than one threshold for all: that is a way of spending the same budget too.
+  const perGroup = groups.reduce(
+    (sum, g) => sum + (small(g) ? g.positives.filter((s) => s >= shared).length : found(g, g.taken)),
+    0,
+  );
+  const oneForAll = groups.reduce((sum, g) => sum + g.positives.filter((s) => s >= shared).length, 0);
+  if (perGroup < oneForAll) return groups.map(() => shared);
   return groups.map((g) => (small(g) ? shared : cut(g, g.taken)));
 }
 
