@@ -1595,15 +1595,33 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
  */
 const SPELLED_OUT = /(?<![\w\-.])[A-Za-z0-9](?:(?: ?[.\-–,])? [A-Za-z0-9]){4,19}(?![\w-]|\.\d)/g;
 const SPELLED_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
-  [/\b(?:ssn|ss|social|security)\b/i, "ssn"],
-  [/\b(?:zip|postal|post ?code)\b/i, "zip"],
-  [/\b(?:dob|birth|born)\b/i, "dob"],
-  [/\b(?:mrn|record|chart)\b/i, "mrn"],
-  [/\b(?:account|acct|claim|card number)\b/i, "account"],
-  [/\b(?:member|subscriber|policy|group|grp|medicare|medicaid|insurance|plan)\b/i, "member_id"],
-  [/\b(?:phone|number|call|cell|mobile|reach)\b/i, "phone"],
+  [/\b(?:ssn|ss|social|security)\b/gi, "ssn"],
+  [/\b(?:zip|postal|post ?code)\b/gi, "zip"],
+  [/\b(?:dob|birth|born)\b/gi, "dob"],
+  [/\b(?:mrn|record|chart)\b/gi, "mrn"],
+  [/\b(?:account|acct|claim|card number)\b/gi, "account"],
+  [/\b(?:member|subscriber|policy|group|grp|medicare|medicaid|insurance|plan)\b/gi, "member_id"],
+  [/\b(?:phone|number|call|cell|mobile|reach)\b/gi, "phone"],
 ];
 const SPELLED_REACH = 80;
+
+/** The kind the nearest of `cues` names in `before` (global patterns), if any names one: "ZIP? … my member id is" is a member id. */
+function nearestCue(
+  before: string,
+  cues: ReadonlyArray<readonly [RegExp, IdentifierKind]>,
+): IdentifierKind | undefined {
+  let kind: IdentifierKind | undefined;
+  let nearest = -1;
+  for (const [cue, cueKind] of cues) {
+    for (const hit of before.matchAll(cue)) {
+      if (hit.index > nearest) {
+        nearest = hit.index;
+        kind = cueKind;
+      }
+    }
+  }
+  return kind;
+}
 
 function collectSpelledOut(text: string, found: Claim[]): void {
   SPELLED_OUT.lastIndex = 0;
@@ -1615,29 +1633,15 @@ function collectSpelledOut(text: string, found: Claim[]): void {
     const end = start + match[0].length;
     if (overlaps(found, start, end)) continue;
     const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
-    // The nearest cue wins: "ZIP? … my member id is" is a member id.
-    let kind: IdentifierKind | undefined;
-    let nearest = -1;
-    for (const [cue, cueKind] of SPELLED_CUES) {
-      for (const hit of before.matchAll(new RegExp(cue.source, "gi"))) {
-        if (hit.index > nearest) {
-          nearest = hit.index;
-          kind = cueKind;
-        }
-      }
-    }
-    kind ??= digits === 9 ? "ssn" : digits === 5 ? "zip" : digits === 10 ? "phone" : "member_id";
+    const kind =
+      nearestCue(before, SPELLED_CUES) ??
+      (digits === 9 ? "ssn" : digits === 5 ? "zip" : digits === 10 ? "phone" : "member_id");
     found.push({ kind, start, end });
   }
 }
 
-/**
- * Safe Harbor's eighteenth kind, "any other unique identifying number": a token of letters and at
- * least four digits that no detector claimed ("KT48193Q", "U8823-4401-97", "ANT-HMO-55928830") is
- * someone's number, unless its shape or the word before it says it is a system's (`OPAQUE_NOT`,
- * `OPAQUE_NOT_BEFORE`). A token with no letter is a count, a code or a time, and is left to the
- * detectors that know what it is.
- */
+// Safe Harbor's eighteenth kind, "any other unique identifying number" (`collectOpaque`).
+
 /** A digit: where `collectOpaque` starts looking for a token. */
 const OPAQUE_DIGIT = /\d/g;
 /** Segments joined by single hyphens, at most six; a letter, and four digits. */
@@ -1688,10 +1692,6 @@ function isSystemToken(value: string, kind: IdentifierKind, before: string, afte
   return /[|^~*]$/.test(before) || /^[|^~*]$/.test(after);
 }
 
-function isTokenChar(code: number): boolean {
-  return isValueChar(code);
-}
-
 /** After a token: not glued to "_" or "@", nor running on past a ".", "/" or ":" ("v2.1", "a1b2c3/x"). */
 function endsToken(text: string, end: number): boolean {
   const code = text.charCodeAt(end);
@@ -1700,33 +1700,28 @@ function endsToken(text: string, end: number): boolean {
 }
 
 /**
- * Finds the tokens from their digits, most text having few: each run of letters, digits and single
- * inner hyphens holding a digit, 6 to 24 characters long, with a letter and four digits, that is no
- * part of a path, an address, a key's value after "=" or ":", or a larger word.
+ * A token of letters and at least four digits that no detector claimed ("KT48193Q",
+ * "U8823-4401-97", "ANT-HMO-55928830") is someone's number, unless its shape or the word before it
+ * says it is a system's (`isSystemToken`); its kind is the nearest cue's, else a record number. A
+ * token with no letter is a count, a code or a time, left to the detectors that know what it is.
+ * The tokens are found from their digits, most text having few: each run of letters, digits and
+ * single inner hyphens holding a digit, 6 to 24 characters long, that is no part of a path, an
+ * address, a key's value after "=" or ":", or a larger word.
  */
 function collectOpaque(text: string, found: Claim[]): void {
   OPAQUE_DIGIT.lastIndex = 0;
   for (let digit = OPAQUE_DIGIT.exec(text); digit !== null; digit = OPAQUE_DIGIT.exec(text)) {
     let start = digit.index;
-    while (start > 0 && isTokenChar(text.charCodeAt(start - 1))) start--;
+    while (start > 0 && isValueChar(text.charCodeAt(start - 1))) start--;
     let end = digit.index + 1;
-    while (end < text.length && isTokenChar(text.charCodeAt(end))) end++;
+    while (end < text.length && isValueChar(text.charCodeAt(end))) end++;
     OPAQUE_DIGIT.lastIndex = end;
     if (end - start < 6 || end - start > 24 || !OPAQUE_BEFORE_OK(text.charCodeAt(start - 1)) || !endsToken(text, end))
       continue;
     const value = text.slice(start, end);
     if (!OPAQUE_SHAPE.test(value) || overlaps(found, start, end)) continue;
     const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
-    let kind: IdentifierKind = "mrn";
-    let nearest = -1;
-    for (const [cue, cueKind] of OPAQUE_CUES) {
-      for (const hit of before.matchAll(cue)) {
-        if (hit.index > nearest) {
-          nearest = hit.index;
-          kind = cueKind;
-        }
-      }
-    }
+    const kind = nearestCue(before, OPAQUE_CUES) ?? "mrn";
     if (!isSystemToken(value, kind, before, text.charAt(end))) found.push({ kind, start, end });
   }
 }
@@ -2190,6 +2185,7 @@ function scanAround(text: string, placed: readonly number[]): IdentifierSpan[] {
   return spans;
 }
 
+/** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
 const SIBLING_AFTER =
@@ -2270,7 +2266,7 @@ export function containsIdentifiers(text: string): boolean {
 }
 
 /** The text with its spans replaced, and where each placeholder put in starts. */
-function replaceSpans(text: string, spans: readonly IdentifierSpan[]): { text: string; placed: number[] } {
+export function replaceSpans(text: string, spans: readonly IdentifierSpan[]): { text: string; placed: number[] } {
   let out = "";
   let cursor = 0;
   const placed: number[] = [];

@@ -440,6 +440,7 @@ export function isTaggerCandidate(token: Token): boolean {
   return token.text.length >= 3 && vocab().names.has(fold(token.plain));
 }
 
+/** Pronouns, determiners and small joining words: nobody's name in running text. */
 const FUNCTION_WORDS: ReadonlySet<string> = new Set(
   "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i".split(
     " ",
@@ -506,11 +507,12 @@ const HUMAN_VERBS = new Set(
 /** Words a chat message opens with before a name: "ok so grace is out", "lol frank just…". */
 const CHAT_OPENERS = new Set("ok okay so lol also btw fyi hey hi and but fwiw".split(" "));
 /** Words a names list may hold that, in lower case in a chat, are function words, pronouns, relatives or teams. */
-const NOT_ADDRESSED = new Set(
-  "that then has have had just still now also this there here what when where which while well yes not only even never always already soon again maybe some her him his them they she he me us you it its who whom someone everyone anyone somebody everybody nobody mom dad mum mother father wife husband son daughter sister brother driver billing scheduling registration triage intake pharmacy legal compliance security ops support staff team nurse doctor admin".split(
+const NOT_ADDRESSED: ReadonlySet<string> = new Set([
+  ...FUNCTION_WORDS,
+  ..."then has have had just still now also there here what when where which while well yes not only even never always already soon again maybe some him who whom someone everyone anyone somebody everybody nobody mom dad mum mother father wife husband son daughter sister brother driver billing scheduling registration triage intake pharmacy legal compliance security ops support staff team nurse doctor admin".split(
     " ",
   ),
-);
+]);
 /** Verbs that address a person by name in a chat: "ask sunny if", "pinged mark about", "ty rich for". */
 const ADDRESSING = new Set("ask asked tell told ping pinged thanks thx ty cc".split(" "));
 /** A post on a team, after "on", "at", "from", "in": "the night shift", "the front desk", "billing". */

@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { encodeWeights } from "../../core/safety/model.ts";
-import { findIdentifiers, type IdentifierSpan, placeholder } from "../../core/redact.ts";
+import { findIdentifiers, type IdentifierSpan, placeholder, replaceSpans } from "../../core/redact.ts";
 import {
   CANDIDATE_GROUPS,
   candidateGroup,
@@ -38,7 +38,14 @@ import {
   tokenFeatures,
   useNameTagger,
 } from "../../core/safety/name-tagger.ts";
-import { isTaggerCandidate, isTaggerScored, taggerMedical, taggerStanding, tokenize } from "../../core/safety/names.ts";
+import {
+  isTaggerCandidate,
+  isTaggerScored,
+  type Token,
+  taggerMedical,
+  taggerStanding,
+  tokenize,
+} from "../../core/safety/names.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
 import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
 import { random, shuffled } from "./train.ts";
@@ -120,23 +127,26 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
     // What the rules claim, the tagger never sees: the examples are the words it will be asked about.
     const spans = findIdentifiers(c.text);
     const claimed = spans.map((span): [number, number] => [span.start, span.end]);
+    // One example: the word `words[k]`, which lies at [start, end) of the case's own text.
+    const learn = (words: readonly Token[], k: number, start: number, end: number, asked: boolean, where: string) => {
+      const name = inside(names, start, end);
+      if (!name && inside(others, start, end)) return;
+      examples.push({
+        indices: Uint32Array.from(tokenFeatures(words, k, settings.bits, taggerStanding, taggerMedical)),
+        name,
+        writer: c.source,
+        asked,
+        weight: !name && inside(keeps, start, end) ? settings.keepWeight : 1,
+        group: candidateGroup(words, k, taggerStanding),
+        where: `${c.id} ${where}`,
+      });
+    };
     tokens.forEach((token, k) => {
       if (!isTaggerCandidate(token)) return;
       // Every candidate teaches the tagger, but only those it is asked about at run time set its
       // threshold: scored, and not claimed by the rules.
       const asked = isTaggerScored(token) && !inside(claimed, token.start, token.end);
-      const name = inside(names, token.start, token.end);
-      if (!name && inside(others, token.start, token.end)) return;
-      const indices = tokenFeatures(tokens, k, settings.bits, taggerStanding, taggerMedical);
-      examples.push({
-        indices: Uint32Array.from(indices),
-        name,
-        writer: c.source,
-        asked,
-        weight: !name && inside(keeps, token.start, token.end) ? settings.keepWeight : 1,
-        group: candidateGroup(tokens, k, taggerStanding),
-        where: `${c.id} ${token.text}`,
-      });
+      learn(tokens, k, token.start, token.end, asked, token.text);
     });
     // The tagger is asked again once a pass has put placeholders in, about the words beside them
     // ("[NAME] Okeke", "Dallas [NAME]"): those words are examples in that context too.
@@ -149,19 +159,7 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
         PLACEHOLDER_NEAR_AFTER.test(later.text.slice(token.end, token.end + 24));
       const at = near ? originOf(later.pieces, token.start, token.end) : undefined;
       if (at === undefined) return;
-      const end = at + token.end - token.start;
-      const name = inside(names, at, end);
-      if (!name && inside(others, at, end)) return;
-      const indices = tokenFeatures(laterTokens, k, settings.bits, taggerStanding, taggerMedical);
-      examples.push({
-        indices: Uint32Array.from(indices),
-        name,
-        writer: c.source,
-        asked: isTaggerScored(token),
-        weight: !name && inside(keeps, at, end) ? settings.keepWeight : 1,
-        group: candidateGroup(laterTokens, k, taggerStanding),
-        where: `${c.id} ${token.text} (after a pass)`,
-      });
+      learn(laterTokens, k, at, at + token.end - token.start, isTaggerScored(token), `${token.text} (after a pass)`);
     });
   }
   useNameTagger(shipped);
@@ -169,21 +167,18 @@ export function examplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Example[]
 }
 
 /**
- * The text as a later pass reads it: `spans` replaced by their placeholders, and for each piece of
- * text left, where it starts in the output and in the original.
+ * The text as a later pass reads it (`replaceSpans`, as `redact` makes it), and for each piece of
+ * text left between placeholders: where it starts in the output and in the original, and its length.
  */
 function afterOnePass(text: string, spans: readonly IdentifierSpan[]): { text: string; pieces: number[][] } {
-  let out = "";
-  let cursor = 0;
-  const pieces: number[][] = [];
-  for (const span of spans) {
-    if (span.start < cursor) continue;
-    pieces.push([out.length, cursor, span.start - cursor]);
-    out += `${text.slice(cursor, span.start)}${placeholder(span.kind)}`;
-    cursor = span.end;
-  }
-  pieces.push([out.length, cursor, text.length - cursor]);
-  return { text: out + text.slice(cursor), pieces };
+  const { text: out, placed } = replaceSpans(text, spans);
+  const pieces = [...spans, undefined].map((span, i) => {
+    const previous = spans[i - 1];
+    const outStart = previous === undefined ? 0 : (placed[i - 1] ?? 0) + placeholder(previous.kind).length;
+    const origStart = previous?.end ?? 0;
+    return [outStart, origStart, (span?.start ?? text.length) - origStart];
+  });
+  return { text: out, pieces };
 }
 
 /** Where `[start, end)` of a later pass's text was in the original, if it lies in one piece. */
