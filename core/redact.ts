@@ -25,6 +25,7 @@
 
 import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
+import { digitsIn, minDigits } from "./safety/digit-floor.ts";
 import { fold } from "./safety/fold.ts";
 import { findSegmentIdentifiers } from "./safety/segments.ts";
 import { vocab } from "./safety/vocab.ts";
@@ -663,6 +664,8 @@ function intlPhoneKeep(value: string): number {
 
 interface Facts {
   digit: boolean;
+  /** How many digits the text holds: a pattern needing more is not run (`digit-floor.ts`). */
+  digits: number;
   at: boolean;
   web: boolean;
   /** A placeholder of an earlier pass is in the text. */
@@ -717,7 +720,7 @@ interface Detector {
   /** Global; the whole match is the value unless a capture group took part (then the first one, which ends the match). */
   pattern: RegExp;
   /** Cheap facts about the text that must hold before the pattern is worth running. */
-  needs: keyof Facts | "always";
+  needs: Exclude<keyof Facts, "digits"> | "always";
   /** How many leading characters of the value to redact (0 rejects the match): trims or vetoes. */
   keep?: (value: string) => number;
   /**
@@ -732,6 +735,8 @@ interface Detector {
    * `REACH` characters before): a pattern can then start at a rare character, the rest taken after.
    */
   reach?: RegExp;
+  /** The fewest digits a match of `pattern` holds, read from it once (`digit-floor.ts`). */
+  digits?: number;
 }
 
 /** How far before a match a detector's `reach` looks. */
@@ -1743,6 +1748,11 @@ const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 
+/** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
+const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
+const SSN_WORDS = ["social", "ssn", "security"];
+const MONTH_STEMS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
 /** Whether `lower` holds `words` at least `count` times in all (inside other words too: an upper bound). */
 function holdsAtLeast(lower: string, words: readonly string[], count: number): boolean {
   let seen = 0;
@@ -1760,27 +1770,29 @@ function holdsAtLeast(lower: string, words: readonly string[], count: number): b
  * true of every text one of its detectors can match.
  */
 function factsOf(text: string): Facts {
+  const digits = digitsIn(text);
   // Case-blind facts read the lower-case text: one copy, then searches for plain words.
   const lower = text.toLowerCase();
   return {
-    digit: /\d/.test(text),
+    digit: digits > 0,
+    digits,
     at: text.includes("@"),
-    web: text.includes("/") || /www\./i.test(text),
+    web: text.includes("/") || lower.includes("www."),
     placeholder: text.includes("["),
-    spelled: /[\s[(]dot[\s\])]/i.test(text) && /[\s[(]at[\s\])]/i.test(text),
+    spelled: lower.includes("dot") && /[\s[(]dot[\s\])]/.test(lower) && /[\s[(]at[\s\])]/.test(lower),
     county: text.includes("County") || text.includes("Parish"),
-    postalLabel:
-      text.includes(":") && /addr|adress|anschrift|direcci[oó]n|domicilio|endere[cç]o|morada|indirizzo/i.test(text),
+    postalLabel: text.includes(":") && POSTAL_LABELS.some((label) => lower.includes(label)),
     // Looked for from each ":" and "=" backwards: the key words from every position cost more.
     addressKey:
+      (text.includes(":") || text.includes("=")) &&
       /[:=](?<=(?:city|town|street|addr|line[12]|house.?number|straat|huisnummer|plaats)\w*["']?\s{0,2}[:=])/i.test(
         text,
       ),
     ipv6: text.includes("::") || countOf(text, ":", 6),
     mac: countOf(text, ":", 5) || countOf(text, "-", 5),
-    zipWord: /zip|postal/i.test(text),
-    ssnWord: /social|ssn|\bss\b|security/i.test(text),
-    monthWord: /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/i.test(text),
+    zipWord: lower.includes("zip") || lower.includes("postal"),
+    ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
+    monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     ageWord: lower.includes("ninety") || lower.includes("hundred"),
     a1c: lower.includes("a1c"),
@@ -1788,7 +1800,7 @@ function factsOf(text: string): Facts {
     handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
     rx: lower.includes("rx"),
-    clock: /\d:\d\d:\d\d/.test(text),
+    clock: digits >= 5 && text.includes(":") && /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
     bot: lower.includes("bot") || lower.includes("assistant") || lower.includes("persona"),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
@@ -1797,8 +1809,16 @@ function factsOf(text: string): Facts {
   };
 }
 
-function applies(needs: Detector["needs"], facts: Facts): boolean {
-  return needs === "always" || facts[needs];
+const allDetectors: readonly Detector[] = [...earlyDetectors, ...detectors, ...echoDetectors, ...contextDetectors];
+for (const detector of allDetectors) detector.digits = minDigits(detector.pattern.source);
+
+/** Every detector's pattern with the digits it was found to need, for the test that checks them. */
+export function detectorDigitFloors(): ReadonlyArray<readonly [RegExp, number]> {
+  return allDetectors.map((detector) => [detector.pattern, detector.digits ?? 0] as const);
+}
+
+function applies(detector: Detector, facts: Facts): boolean {
+  return (detector.needs === "always" || facts[detector.needs]) && facts.digits >= (detector.digits ?? 0);
 }
 
 /** The value of a match: its first participating group (which ends the match), else all of it. */
@@ -1931,22 +1951,28 @@ const EPONYM =
   "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core)";
 const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
+/** Holidays ("no reminders on Thanksgiving and Christmas Day"). */
+const HOLIDAYS =
+  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi|Cinco\sde\sMayo|D[ií]a\sde\s(?:los\s)?Muertos)\b/g;
+
+/**
+ * A month that is no one's name, one pattern for all its signs (each claims the month alone):
+ * in a list of months ("every March, June and December"), after a word of time ("in June",
+ * "since March", not "June's"), or naming a batch of work ("the April release", "The May
+ * schedule is full"). Tried where a month's first letters are (`Facts`).
+ */
+const MONTHS_NOT_PEOPLE = new RegExp(
+  `(?=[A-Z])(?:${[
+    `\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)`,
+    `(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
+    `(?<=\\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\\s{1,2})${MONTH_NAME}\\b(?!['’]s)`,
+    `\\b${MONTH_NAME}(?=\\s{1,2}(?:release|schedule|sprint|cohort|deadline|newsletter|billing|cycle|reports?|batch|rollout|launch|update|build|invoices?|statements?|data|metrics|volume|campaign|roster|calendar)\\b)`,
+  ].join("|")})`,
+  "g",
+);
+
 const NOT_PEOPLE = [
-  // Holidays ("no reminders on Thanksgiving and Christmas Day").
-  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi|Cinco\sde\sMayo|D[ií]a\sde\s(?:los\s)?Muertos)\b/g,
-  // A month that is no one's name, one pattern for all its signs (each claims the month alone):
-  // in a list of months ("every March, June and December"), after a word of time ("in June",
-  // "since March", not "June's"), or naming a batch of work ("the April release", "The May
-  // schedule is full").
-  new RegExp(
-    `(?=[A-Z])(?:${[
-      `\\b${MONTH_NAME}(?=(?:,\\s{1,2}|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2})${MONTH_NAME}\\b)`,
-      `(?<=\\b${MONTH_NAME}(?:,\\s{1,2}(?:and\\s{1,2}|or\\s{1,2})?|\\s{1,2}(?:and|or|to|through|until)\\s{1,2}|\\s{0,2}[–—-]\\s{0,2}))${MONTH_NAME}\\b`,
-      `(?<=\\b(?:in|since|until|till|during|through|throughout|early|late|mid|mid-|next|last|this|every|each)\\s{1,2})${MONTH_NAME}\\b(?!['’]s)`,
-      `\\b${MONTH_NAME}(?=\\s{1,2}(?:release|schedule|sprint|cohort|deadline|newsletter|billing|cycle|reports?|batch|rollout|launch|update|build|invoices?|statements?|data|metrics|volume|campaign|roster|calendar)\\b)`,
-    ].join("|")})`,
-    "g",
-  ),
+  HOLIDAYS,
   // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear".
   new RegExp(
     `(?=\\p{Lu})\\p{Lu}\\p{Ll}+(?:['’]s(?=\\s{1,2}${EPONYM_OF}\\b)|(?=\\s{1,2}(?:\\p{Lu}\\p{Ll}+\\s{1,2})?${EPONYM}\\b))`,
@@ -2045,6 +2071,7 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
   }
   for (const pattern of NOT_PEOPLE) claimNotPeople(pattern, text, found);
+  if (facts.monthWord) claimNotPeople(MONTHS_NOT_PEOPLE, text, found);
   if (facts.a1c) claimNotPeople(A1C, text, found);
   if (facts.named) claimNotPeople(PERSONA, text, found);
   if (facts.bot) for (const pattern of PERSONAS) claimNotPeople(pattern, text, found);
@@ -2232,17 +2259,17 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
       if (!overlaps(found, span.start, span.end)) found.push(span);
     }
     for (const detector of earlyDetectors) {
-      if (applies(detector.needs, facts)) collect(detector, text, found);
+      if (applies(detector, facts)) collect(detector, text, found);
     }
     if (facts.digit) collectLabelled(text, found);
     if (facts.digit) collectSpelledOut(text, found);
   }
   for (const detector of detectors) {
-    if ((!afterPlaceholders || detector.placeholders) && applies(detector.needs, facts)) collect(detector, text, found);
+    if ((!afterPlaceholders || detector.placeholders) && applies(detector, facts)) collect(detector, text, found);
   }
   // A placeholder can be the cue ("[ZIP] and 10030"), so these run in every pass.
   for (const detector of contextDetectors) {
-    if (applies(detector.needs, facts) && detector.cue.test(text)) collect(detector, text, found);
+    if (applies(detector, facts) && detector.cue.test(text)) collect(detector, text, found);
   }
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   if (!afterPlaceholders) collectSiblings(text, found);

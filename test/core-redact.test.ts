@@ -1,6 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { containsIdentifiers, findIdentifiers, identifierKinds, placeholder, redact } from "../core/redact.ts";
+import {
+  containsIdentifiers,
+  detectorDigitFloors,
+  findIdentifiers,
+  identifierKinds,
+  placeholder,
+  redact,
+} from "../core/redact.ts";
+import { digitsIn, minDigits } from "../core/safety/digit-floor.ts";
+import { classifyCases, redactCases } from "../eval/safety/corpus.ts";
 
 const examples: ReadonlyArray<readonly [string, string]> = [
   // Names with titles or labels.
@@ -660,5 +669,75 @@ describe("redact: properties", () => {
       ),
       { numRuns: 50 },
     );
+  });
+});
+
+describe("redact: the digits a detector needs", () => {
+  test.each([
+    [String.raw`\d{3}-\d{2}-\d{4}`, 9],
+    [String.raw`(?:19|20)\d{2}`, 4],
+    [String.raw`(?<![\w./\-:])\d{1,2}[/\-]\d{1,2}[/\-](?:\d{4}|\d{2})(?!\d)`, 4],
+    [String.raw`[0-9A-F]{2}|\d`, 0],
+    [String.raw`a{2}\d?[^0-9]`, 0],
+    [String.raw`(?<n>\d\d)\k<n>`, 2],
+    [String.raw`[1-9]\d+x{0,3}`, 2],
+    [String.raw`(?=[A-Z0-9]{0,24}\d(?:-?\d){3})[A-Z0-9]{5,}`, 4],
+    [String.raw`(?=\d{3})\d`, 3],
+    [String.raw`\d(?=\d{3})`, 4],
+    [String.raw`(?<=\d{5})x`, 0],
+    [String.raw`(?:\d{2}){3}`, 6],
+    [String.raw`(?:\d(?=\d\d)){2}`, 4],
+    [String.raw`[\d-]|\x31|\u{32}|\p{Nd}`, 0],
+  ] as const)("%s needs %d", (source, digits) => {
+    expect(minDigits(source)).toBe(digits);
+  });
+
+  /** Every match of every detector over `texts` holds at least the digits its floor says, from where it starts on. */
+  function checkFloors(texts: readonly string[]): number {
+    let matches = 0;
+    for (const [pattern, floor] of detectorDigitFloors()) {
+      const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+      for (const text of texts) {
+        for (const match of text.matchAll(global)) {
+          matches++;
+          if (digitsIn(text.slice(match.index)) < floor) throw new Error(`/${pattern.source}/ matched ${match[0]}`);
+        }
+      }
+    }
+    return matches;
+  }
+
+  test("no detector's match ever holds fewer digits than it was found to need, over the corpus", () => {
+    const texts = [...classifyCases("train"), ...redactCases("train")].map((item) => item.text);
+    const all = [...texts, ...texts.map((text) => text.toUpperCase()), ...examples.map(([input]) => input)];
+    expect(checkFloors(all)).toBeGreaterThan(5_000);
+  });
+
+  test("nor over generated number-heavy text", () => {
+    let matches = 0;
+    const unit = fc.oneof(
+      fc.integer({ min: 0, max: 10 ** 10 }).map(String),
+      fc.constantFrom(..." -./:#()+,AEKMSZx\n"),
+      fc.constantFrom(
+        "SSN ",
+        "MRN: ",
+        "DOB ",
+        "phone ",
+        "Jan ",
+        "Apt ",
+        "zip ",
+        "VIN ",
+        "serial ",
+        "acct ",
+        "Main St ",
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 80 }), (units) => {
+        matches += checkFloors([units.join("")]);
+      }),
+      { numRuns: 300 },
+    );
+    expect(matches).toBeGreaterThan(100);
   });
 });

@@ -184,7 +184,8 @@ const ACRONYMS = new Set(
   ),
 );
 
-const HAS_PARTS = /[-'’]/;
+/** Whether a word has parts: a hyphen or an apostrophe ("Ji-hoon", "O'Brien"). */
+const hasParts = (word: string) => word.includes("-") || word.includes("'") || word.includes("’");
 const NO_PARTS: readonly string[] = [];
 
 function standingOf(word: string, capitalised: boolean): Standing {
@@ -204,7 +205,7 @@ function standingOf(word: string, capitalised: boolean): Standing {
   }
   const hash = Bloom.hashOf(folded);
   // Split only a word that has parts: most have none, and the split allocates.
-  const parts = HAS_PARTS.test(folded) ? folded.split(/[-'’]/).filter((part) => part.length > 1) : NO_PARTS;
+  const parts = hasParts(folded) ? folded.split(/[-'’]/).filter((part) => part.length > 1) : NO_PARTS;
   const isName = names.hasHash(hash) || (parts.length > 1 && parts.every((part) => names.has(part)));
   const ordinary = common.hasHash(hash) || orgs.hasHash(hash) || places.hasHash(hash);
   if (isName) return ordinary ? Standing.Weak : Standing.Strong;
@@ -547,6 +548,18 @@ const SPEAKER_ROLES = new Set(
 /** Headers of an email or a ticket, at the start of a line before ": ". */
 const HEADER_WORDS = new Set("from to cc bcc subject date re fwd sent reply status summary".split(" "));
 
+/** One or two spaces or tabs: the gap between the words of a phrase (one space, most gaps, without the pattern). */
+function isSpaced(gap: string): boolean {
+  return gap === " " || /^[ \t]{1,2}$/.test(gap);
+}
+/** The words before a post on a team: "dawn on the night shift", "rose from the front desk". */
+const AT_POST = new Set(["on", "at", "from"]);
+/** Determiners before a noun: "the guy at the front desk". */
+const DETERMINERS = new Set(["the", "a", "an", "this", "that", "our", "some", "any", "every"]);
+/** Possessives before a relative: "my husband raymond"; in the third person, "Rose and her husband". */
+const POSSESSIVES = new Set(["my", "her", "his", "their", "our"]);
+const THIRD_PERSON = new Set(["her", "his", "their"]);
+
 /** A word alone at the start of a line, right before ": " (not "ALL CAPS:", a heading). */
 function isSpeakerAt(text: string, token: Token): boolean {
   if (text.charCodeAt(token.end) !== 58 || (token.start > 0 && text.charCodeAt(token.start - 1) !== 10)) return false;
@@ -572,7 +585,7 @@ function isPersonByContext(text: string, tokens: readonly Token[], i: number): b
   const next = tokens[i + 1] as Token;
   const known = standing(token);
   const strong = known === Standing.Strong;
-  const spaced = /^[ \t]{1,2}$/.test(next.gap);
+  const spaced = isSpaced(next.gap);
   // A possessive before a relative is a person even when no list knows the name ("Kelechi's sister").
   const possessiveGap = /^['’]s[ \t]{1,2}$/.test(next.gap);
   if (possessiveGap && RELATIVES.has(next.plain)) return true;
@@ -593,13 +606,14 @@ function isPersonByContext(text: string, tokens: readonly Token[], i: number): b
   if (
     next.plain === "and" &&
     spaced &&
-    /^(?:her|his|their)$/.test(tokens[i + 2]?.plain ?? "") &&
+    THIRD_PERSON.has(tokens[i + 2]?.plain ?? "") &&
     RELATIVES.has(tokens[i + 3]?.plain ?? "")
   )
     return true;
   if (known === Standing.Other) return false;
   // Where a person works: "Dawn on the night shift says", "Pearl at the front desk".
-  if (/^(?:on|at|from|in)$/.test(next.plain) && spaced && POST.test(text.slice(next.end, next.end + 24))) return true;
+  if ((AT_POST.has(next.plain) || next.plain === "in") && spaced && POST.test(text.slice(next.end, next.end + 24)))
+    return true;
   // A name that is also a word doing what only people do, or away from work: "Joy reviewed the
   // mapping", "Ivy is out today"; not the last word of a thing's name: "the Charge Nurse wants",
   // "City of Hope wants".
@@ -756,7 +770,7 @@ export function findNames(
     if (token === undefined || previous === undefined || covered[i] === 1) continue;
     // Lower case only: capitalised, a product is as likely ("send to Slack").
     if (token.capitalised || standing(token) !== Standing.Strong || token.text.length < 4) continue;
-    if (!PERSON_PREPOSITIONS.has(previous.plain) || !/^[ \t]{1,2}$/.test(token.gap)) continue;
+    if (!PERSON_PREPOSITIONS.has(previous.plain) || !isSpaced(token.gap)) continue;
     if (vocab().medical.has(token.plain)) continue;
     add(i, i + 1);
   }
@@ -767,10 +781,10 @@ export function findNames(
     const token = tokens[i];
     const next = tokens[i + 1];
     if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised) continue;
-    if (!/^(?:on|at|from)$/.test(next.plain) || !/^[ \t]{1,2}$/.test(next.gap) || token.text.length < 3) continue;
+    if (!AT_POST.has(next.plain) || !isSpaced(next.gap) || token.text.length < 3) continue;
     if (!POST.test(text.slice(next.end, next.end + 24)) || !vocab().names.has(fold(token.plain))) continue;
     // "the guy at the front desk": a noun after a determiner.
-    if (/^(?:the|a|an|this|that|our|some|any|every)$/.test(tokens[i - 1]?.plain ?? "")) continue;
+    if (DETERMINERS.has(tokens[i - 1]?.plain ?? "")) continue;
     add(i, i + 1);
   }
 
@@ -794,11 +808,11 @@ export function findNames(
     const acts =
       acting &&
       opens &&
-      /^[ \t]{1,2}$/.test(next.gap) &&
+      isSpaced(next.gap) &&
       (next.plain !== "is" || AWAY.test(text.slice(next.start, next.start + 48)));
     const addressed =
       addressing &&
-      /^[ \t]{1,2}$/.test(token.gap) &&
+      isSpaced(token.gap) &&
       /^(?:[ \t]{0,2}[,.!?]|[ \t]{1,2}(?:if|about|for|to)\b|[ \t]*$|[ \t]*\n)/.test(
         text.slice(token.end, token.end + 8),
       );
@@ -813,8 +827,7 @@ export function findNames(
   for (let i = 2; i < tokens.length; i++) {
     const token = tokens[i];
     if (token === undefined || covered[i] === 1 || token.capitalised || token.text.length < 3) continue;
-    if (!RELATIVES.has(tokens[i - 1]?.plain ?? "") || !/^(?:my|her|his|their|our)$/.test(tokens[i - 2]?.plain ?? ""))
-      continue;
+    if (!RELATIVES.has(tokens[i - 1]?.plain ?? "") || !POSSESSIVES.has(tokens[i - 2]?.plain ?? "")) continue;
     const after = text.charAt(token.end);
     if (!(after === "" || /[,.;:!?)"'\n]/.test(after)) || !vocab().names.has(fold(token.plain))) continue;
     add(i, i + 1);
@@ -826,7 +839,7 @@ export function findNames(
     const token = tokens[i];
     const previous = tokens[i - 1];
     if (token === undefined || previous === undefined || covered[i] === 1 || !token.capitalised) continue;
-    if (token.allCaps || standing(token) !== Standing.Strong || !/^[ \t]{1,2}$/.test(token.gap)) continue;
+    if (token.allCaps || standing(token) !== Standing.Strong || !isSpaced(token.gap)) continue;
     if (!PERSON_PREPOSITIONS.has(previous.plain) || previous.plain === "for") continue;
     const next = tokens[i + 1];
     if (next?.capitalised && joins(next, token)) continue;
