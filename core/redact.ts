@@ -25,7 +25,7 @@
 
 import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
-import { digitsIn, minDigits } from "./safety/digit-floor.ts";
+import { type DigitFloor, digitFloor, digitsOf } from "./safety/digit-floor.ts";
 import { fold } from "./safety/fold.ts";
 import { findSegmentIdentifiers } from "./safety/segments.ts";
 import { vocab } from "./safety/vocab.ts";
@@ -664,8 +664,8 @@ function intlPhoneKeep(value: string): number {
 
 interface Facts {
   digit: boolean;
-  /** How many digits the text holds: a pattern needing more is not run (`digit-floor.ts`). */
-  digits: number;
+  /** How many digits the text holds, and its longest run of them: a pattern needing more is not run (`digit-floor.ts`). */
+  digits: DigitFloor;
   at: boolean;
   web: boolean;
   /** A placeholder of an earlier pass is in the text. */
@@ -735,8 +735,8 @@ interface Detector {
    * `REACH` characters before): a pattern can then start at a rare character, the rest taken after.
    */
   reach?: RegExp;
-  /** The fewest digits a match of `pattern` holds, read from it once (`digit-floor.ts`). */
-  digits?: number;
+  /** The digits a match of `pattern` needs, read from it once (`digit-floor.ts`). */
+  digits?: DigitFloor;
 }
 
 /** How far before a match a detector's `reach` looks. */
@@ -1770,11 +1770,11 @@ function holdsAtLeast(lower: string, words: readonly string[], count: number): b
  * true of every text one of its detectors can match.
  */
 function factsOf(text: string): Facts {
-  const digits = digitsIn(text);
+  const digits = digitsOf(text);
   // Case-blind facts read the lower-case text: one copy, then searches for plain words.
   const lower = text.toLowerCase();
   return {
-    digit: digits > 0,
+    digit: digits.digits > 0,
     digits,
     at: text.includes("@"),
     web: text.includes("/") || lower.includes("www."),
@@ -1800,7 +1800,7 @@ function factsOf(text: string): Facts {
     handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
     rx: lower.includes("rx"),
-    clock: digits >= 5 && text.includes(":") && /\d:\d\d:\d\d/.test(text),
+    clock: digits.run >= 2 && text.includes(":") && /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
     bot: lower.includes("bot") || lower.includes("assistant") || lower.includes("persona"),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
@@ -1809,16 +1809,22 @@ function factsOf(text: string): Facts {
   };
 }
 
+const NO_DIGITS: DigitFloor = { digits: 0, run: 0 };
 const allDetectors: readonly Detector[] = [...earlyDetectors, ...detectors, ...echoDetectors, ...contextDetectors];
-for (const detector of allDetectors) detector.digits = minDigits(detector.pattern.source);
+for (const detector of allDetectors) detector.digits = digitFloor(detector.pattern.source);
 
 /** Every detector's pattern with the digits it was found to need, for the test that checks them. */
-export function detectorDigitFloors(): ReadonlyArray<readonly [RegExp, number]> {
-  return allDetectors.map((detector) => [detector.pattern, detector.digits ?? 0] as const);
+export function detectorDigitFloors(): ReadonlyArray<readonly [RegExp, DigitFloor]> {
+  return allDetectors.map((detector) => [detector.pattern, detector.digits ?? NO_DIGITS] as const);
 }
 
 function applies(detector: Detector, facts: Facts): boolean {
-  return (detector.needs === "always" || facts[detector.needs]) && facts.digits >= (detector.digits ?? 0);
+  const needed = detector.digits ?? NO_DIGITS;
+  return (
+    facts.digits.digits >= needed.digits &&
+    facts.digits.run >= needed.run &&
+    (detector.needs === "always" || facts[detector.needs])
+  );
 }
 
 /** The value of a match: its first participating group (which ends the match), else all of it. */

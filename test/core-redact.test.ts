@@ -8,7 +8,7 @@ import {
   placeholder,
   redact,
 } from "../core/redact.ts";
-import { digitsIn, minDigits } from "../core/safety/digit-floor.ts";
+import { digitFloor, digitsOf } from "../core/safety/digit-floor.ts";
 import { classifyCases, redactCases } from "../eval/safety/corpus.ts";
 
 const examples: ReadonlyArray<readonly [string, string]> = [
@@ -674,22 +674,25 @@ describe("redact: properties", () => {
 
 describe("redact: the digits a detector needs", () => {
   test.each([
-    [String.raw`\d{3}-\d{2}-\d{4}`, 9],
-    [String.raw`(?:19|20)\d{2}`, 4],
-    [String.raw`(?<![\w./\-:])\d{1,2}[/\-]\d{1,2}[/\-](?:\d{4}|\d{2})(?!\d)`, 4],
-    [String.raw`[0-9A-F]{2}|\d`, 0],
-    [String.raw`a{2}\d?[^0-9]`, 0],
-    [String.raw`(?<n>\d\d)\k<n>`, 2],
-    [String.raw`[1-9]\d+x{0,3}`, 2],
-    [String.raw`(?=[A-Z0-9]{0,24}\d(?:-?\d){3})[A-Z0-9]{5,}`, 4],
-    [String.raw`(?=\d{3})\d`, 3],
-    [String.raw`\d(?=\d{3})`, 4],
-    [String.raw`(?<=\d{5})x`, 0],
-    [String.raw`(?:\d{2}){3}`, 6],
-    [String.raw`(?:\d(?=\d\d)){2}`, 4],
-    [String.raw`[\d-]|\x31|\u{32}|\p{Nd}`, 0],
-  ] as const)("%s needs %d", (source, digits) => {
-    expect(minDigits(source)).toBe(digits);
+    [String.raw`\d{3}-\d{2}-\d{4}`, 9, 4],
+    [String.raw`(?:19|20)\d{2}`, 4, 4],
+    [String.raw`(?<![\w./\-:])\d{1,2}[/\-]\d{1,2}[/\-](?:\d{4}|\d{2})(?!\d)`, 4, 2],
+    [String.raw`[0-9A-F]{2}|\d`, 0, 0],
+    [String.raw`a{2}\d?[^0-9]`, 0, 0],
+    [String.raw`(?<n>\d\d)\k<n>`, 2, 2],
+    [String.raw`[1-9]\d+x{0,3}`, 2, 2],
+    [String.raw`\d{2}-?\d{3}`, 5, 3],
+    [String.raw`\d{2}\b\d?\d{3}`, 5, 5],
+    [String.raw`(?=[A-Z0-9]{0,24}\d(?:-?\d){3})[A-Z0-9]{5,}`, 4, 1],
+    [String.raw`(?=\d{3})\d`, 3, 3],
+    [String.raw`\d(?=\d{3})`, 4, 3],
+    [String.raw`(?<=\d{5})x`, 0, 0],
+    [String.raw`(?:\d{2}){3}`, 6, 6],
+    [String.raw`(?:\d\.){3}`, 3, 1],
+    [String.raw`(?:\d(?=\d\d)){2}`, 4, 2],
+    [String.raw`[\d-]|\x31|\u{32}|\p{Nd}`, 0, 0],
+  ] as const)("%s needs %d digits, %d side by side", (source, digits, run) => {
+    expect(digitFloor(source)).toEqual({ digits, run });
   });
 
   /** Every match of every detector over `texts` holds at least the digits its floor says, from where it starts on. */
@@ -700,7 +703,10 @@ describe("redact: the digits a detector needs", () => {
       for (const text of texts) {
         for (const match of text.matchAll(global)) {
           matches++;
-          if (digitsIn(text.slice(match.index)) < floor) throw new Error(`/${pattern.source}/ matched ${match[0]}`);
+          const from = digitsOf(text.slice(match.index));
+          if (from.digits < floor.digits || from.run < floor.run) {
+            throw new Error(`/${pattern.source}/ matched ${match[0]}`);
+          }
         }
       }
     }
@@ -718,19 +724,7 @@ describe("redact: the digits a detector needs", () => {
     const unit = fc.oneof(
       fc.integer({ min: 0, max: 10 ** 10 }).map(String),
       fc.constantFrom(..." -./:#()+,AEKMSZx\n"),
-      fc.constantFrom(
-        "SSN ",
-        "MRN: ",
-        "DOB ",
-        "phone ",
-        "Jan ",
-        "Apt ",
-        "zip ",
-        "VIN ",
-        "serial ",
-        "acct ",
-        "Main St ",
-      ),
+      fc.constantFrom("SSN ", "MRN: ", "DOB ", "phone ", "Jan ", "Apt ", "zip ", "VIN ", "serial ", "acct ", "Main St "),
     );
     fc.assert(
       fc.property(fc.array(unit, { maxLength: 80 }), (units) => {

@@ -1,15 +1,17 @@
 /**
- * The fewest ASCII digits any match of a regular expression can contain, read from its source.
- * The redactor runs dozens of patterns that each need several digits (a phone number ten, an SSN
- * nine, a date three); a prompt with fewer digits in all than a pattern needs cannot match it, so
- * the pattern is skipped without a scan. Two in three prompts have fewer than four digits.
+ * The digits any match of a regular expression must contain, read from its source: how many in
+ * all, and the longest run of them side by side. The redactor runs dozens of patterns that need
+ * digits (a phone number ten, with a run of four; an SSN nine; a ZIP code a run of five); a
+ * prompt with fewer digits, or no run as long, cannot match one, and the pattern is skipped
+ * without a scan. Two in three prompts have fewer than four digits, and nine in ten no run of four.
  *
- * The count is a lower bound on the digits of the text from where a match starts, and errs low
- * wherever it cannot be sure: a look-ahead counts what it reads, but negative look-arounds,
- * look-behinds and back-references count nothing, and a character class counts only when every
- * character it matches is a digit (`\d`, `[0-9]`, `[1-9]`, `5`). Alternatives count their
- * smallest, a quantified atom its least repetition. `test/core-redact.test.ts` checks it against every match
- * every detector makes over the corpus.
+ * Both figures are lower bounds and err low wherever they cannot be sure. The count is of the
+ * text from where a match starts: a look-ahead counts what it reads; negative look-arounds,
+ * look-behinds and back-references count nothing. A character class counts only when every
+ * character it matches is a digit (`\d`, `[0-9]`, `[1-9]`, `5`). Alternatives count their least,
+ * a quantified atom its least repetition; an atom that may match nothing but non-digits breaks a
+ * run. `test/core-redact.test.ts` checks both against every match every detector makes over the
+ * corpus and over generated text.
  */
 
 function isDigit(char: string | undefined): boolean {
@@ -17,44 +19,77 @@ function isDigit(char: string | undefined): boolean {
 }
 
 /**
- * What a part of a pattern guarantees: `consumed`, the fewest digits it matches itself; `read`,
- * the fewest digits in the text from where it starts, look-aheads included (a look-ahead reads
- * digits it does not consume: `(?=[A-Z0-9]{0,24}\d{4})`).
+ * What a part of a pattern guarantees. `consumed`: the fewest digits it matches itself. `read`: the
+ * fewest digits in the text from where it starts, look-aheads included (`(?=[A-Z0-9]{0,24}\d{4})`
+ * reads digits it does not consume). `only`: it matches nothing but digits (then `consumed` is its
+ * least length). `prefix`, `suffix`, `run`: the digits side by side it surely starts with, ends
+ * with, and holds somewhere.
  */
 interface Floor {
   consumed: number;
   read: number;
+  only: boolean;
+  prefix: number;
+  suffix: number;
+  run: number;
 }
 
-const NONE: Floor = { consumed: 0, read: 0 };
+/** A zero-width assertion (`\b`, `^`, a look-behind): nothing consumed, nothing broken. */
+const EMPTY: Floor = { consumed: 0, read: 0, only: true, prefix: 0, suffix: 0, run: 0 };
+/** Something that may match a non-digit: it breaks any run. */
+const BREAK: Floor = { consumed: 0, read: 0, only: false, prefix: 0, suffix: 0, run: 0 };
+const DIGIT: Floor = { consumed: 1, read: 1, only: true, prefix: 1, suffix: 1, run: 1 };
 
-export function minDigits(source: string): number {
+/** `a` followed by `b`. */
+function then(a: Floor, b: Floor): Floor {
+  return {
+    consumed: a.consumed + b.consumed,
+    read: Math.max(a.read, a.consumed + b.read),
+    only: a.only && b.only,
+    prefix: a.only ? a.consumed + b.prefix : a.prefix,
+    suffix: b.only ? a.suffix + b.consumed : b.suffix,
+    run: Math.max(a.run, b.run, a.suffix + b.prefix),
+  };
+}
+
+/** `a` or `b`. */
+function either(a: Floor, b: Floor): Floor {
+  return {
+    consumed: Math.min(a.consumed, b.consumed),
+    read: Math.min(a.read, b.read),
+    only: a.only && b.only,
+    prefix: Math.min(a.prefix, b.prefix),
+    suffix: Math.min(a.suffix, b.suffix),
+    run: Math.min(a.run, b.run),
+  };
+}
+
+export interface DigitFloor {
+  /** The fewest digits in the text from where a match starts. */
+  digits: number;
+  /** The longest run of digits side by side a match surely holds. */
+  run: number;
+}
+
+export function digitFloor(source: string): DigitFloor {
   let at = 0;
 
-  /** `a|b|c`: the least of its alternatives. */
   const alternation = (): Floor => {
-    let least = sequence();
+    let floor = sequence();
     while (source[at] === "|") {
       at++;
-      const next = sequence();
-      least = { consumed: Math.min(least.consumed, next.consumed), read: Math.min(least.read, next.read) };
+      floor = either(floor, sequence());
     }
-    return least;
+    return floor;
   };
 
-  /** Atoms one after another: what they consume adds up; what one reads adds to what those before it consumed. */
   const sequence = (): Floor => {
-    let consumed = 0;
-    let read = 0;
-    while (at < source.length && source[at] !== "|" && source[at] !== ")") {
-      const atom = repeated(term());
-      read = Math.max(read, consumed + atom.read);
-      consumed += atom.consumed;
-    }
-    return { consumed, read: Math.max(read, consumed) };
+    let floor = EMPTY;
+    while (at < source.length && source[at] !== "|" && source[at] !== ")") floor = then(floor, repeated(term()));
+    return floor;
   };
 
-  /** An atom with the quantifier after it, if any: its least repetition, the last one reading on. */
+  /** An atom with the quantifier after it, if any, repeated its least number of times. */
   const repeated = (atom: Floor): Floor => {
     const char = source[at];
     let least = 1;
@@ -68,17 +103,19 @@ export function minDigits(source: string): number {
     } else return atom;
     at++;
     if (source[at] === "?") at++;
-    if (least === 0) return NONE;
-    return { consumed: least * atom.consumed, read: (least - 1) * atom.consumed + atom.read };
+    if (least === 0) return atom.only ? EMPTY : BREAK;
+    let floor = atom;
+    for (let k = 1; k < least; k++) floor = then(floor, atom);
+    return floor;
   };
 
   const term = (): Floor => {
     const char = source[at];
     if (char === "(") {
       at++;
-      // A capturing or non-capturing group counts; a look-ahead reads without consuming; a
-      // negative look-around or a look-behind (which reads before the match) counts nothing.
-      let kind: "group" | "ahead" | "none" = "group";
+      // A group counts; a look-ahead reads without consuming; a negative look-around or a
+      // look-behind (which reads before the match) is only an assertion.
+      let kind: "group" | "ahead" | "assertion" = "group";
       if (source[at] === "?") {
         const head = source.slice(at, at + 3);
         if (head.startsWith("?:")) at += 2;
@@ -87,41 +124,39 @@ export function minDigits(source: string): number {
           kind = "ahead";
         } else if (head.startsWith("?!")) {
           at += 2;
-          kind = "none";
+          kind = "assertion";
         } else if (head === "?<=" || head === "?<!") {
           at += 3;
-          kind = "none";
+          kind = "assertion";
         } else if (head.startsWith("?<")) at = source.indexOf(">", at) + 1;
-        else throw new Error(`minDigits: unsupported group at ${at} of ${source}`);
+        else throw new Error(`digitFloor: unsupported group at ${at} of ${source}`);
       }
       const inner = alternation();
-      if (source[at] !== ")") throw new Error(`minDigits: unbalanced group in ${source}`);
+      if (source[at] !== ")") throw new Error(`digitFloor: unbalanced group in ${source}`);
       at++;
       if (kind === "group") return inner;
-      return kind === "ahead" ? { consumed: 0, read: inner.read } : NONE;
+      return kind === "ahead" ? { ...EMPTY, read: inner.read, run: inner.run } : EMPTY;
     }
-    let digit: boolean;
-    if (char === "[") digit = characterClass();
-    else if (char === "\\") digit = escaped();
-    else {
-      at++;
-      digit = isDigit(char);
-    }
-    return digit ? { consumed: 1, read: 1 } : NONE;
+    if (char === "[") return characterClass() ? DIGIT : BREAK;
+    if (char === "\\") return escaped();
+    at++;
+    if (char === "^" || char === "$") return EMPTY;
+    return isDigit(char) ? DIGIT : BREAK;
   };
 
-  /** An escape outside a class: only `\d` is surely a digit; the rest are skipped whole. */
-  const escaped = (): boolean => {
+  /** An escape outside a class: `\d` is a digit, `\b` and `\B` assert; the rest are skipped whole. */
+  const escaped = (): Floor => {
     const char = source[at + 1];
     at += 2;
-    if (char === "d") return true;
+    if (char === "d") return DIGIT;
+    if (char === "b" || char === "B") return EMPTY;
     if (char === "x") at += 2;
     else if (char === "u") at = source[at] === "{" ? source.indexOf("}", at) + 1 : at + 4;
     else if (char === "p" || char === "P") at = source.indexOf("}", at) + 1;
     else if (char === "k") at = source.indexOf(">", at) + 1;
     else if (char === "c") at += 1;
     else if (isDigit(char)) while (isDigit(source[at])) at++;
-    return false;
+    return BREAK;
   };
 
   /** `[…]`: whether everything it matches is a digit. */
@@ -162,22 +197,27 @@ export function minDigits(source: string): number {
       }
       if (!isDigit(low)) onlyDigits = false;
     }
-    if (source[at] !== "]") throw new Error(`minDigits: unterminated class in ${source}`);
+    if (source[at] !== "]") throw new Error(`digitFloor: unterminated class in ${source}`);
     at++;
     return !negated && !empty && onlyDigits;
   };
 
   const floor = alternation();
-  if (at !== source.length) throw new Error(`minDigits: unbalanced ")" in ${source}`);
-  return floor.read;
+  if (at !== source.length) throw new Error(`digitFloor: unbalanced ")" in ${source}`);
+  return { digits: floor.read, run: floor.run };
 }
 
-/** How many ASCII digits `text` holds, counting no further than `enough`. */
-export function digitsIn(text: string, enough = Number.POSITIVE_INFINITY): number {
-  let count = 0;
-  for (let i = 0; i < text.length && count < enough; i++) {
+/** What `text` holds: its ASCII digits, and the longest run of them side by side. */
+export function digitsOf(text: string): DigitFloor {
+  let digits = 0;
+  let run = 0;
+  let current = 0;
+  for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code >= 48 && code <= 57) count++;
+    if (code >= 48 && code <= 57) {
+      digits++;
+      if (++current > run) run = current;
+    } else current = 0;
   }
-  return count;
+  return { digits, run };
 }

@@ -266,6 +266,26 @@ function hasApostrophe(word: string): boolean {
   return false;
 }
 
+/** Whether `word` is its own upper case ("DOB", "A"): by hand over ASCII, where most words are. */
+function isOwnUpperCase(word: string): boolean {
+  for (let k = 0; k < word.length; k++) {
+    const code = word.charCodeAt(k);
+    if (code >= 128) return word === word.toUpperCase();
+    if (code >= 97 && code <= 122) return false;
+  }
+  return true;
+}
+
+/** Up to two spaces, then ":" or "=", at `at`: the word before is a label ("DOB:", "MRN ="). */
+function isLabelAt(text: string, at: number): boolean {
+  for (let k = at; k < at + 3 && k < text.length; k++) {
+    const char = text.charAt(k);
+    if (char === ":" || char === "=") return true;
+    if (k === at + 2 || (char !== " " && !/\s/.test(char))) return false;
+  }
+  return false;
+}
+
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
   let previousEnd = 0;
@@ -317,15 +337,15 @@ export function tokenize(text: string): Token[] {
     const capitalised = isUpper(raw.charCodeAt(0)) || (hasJoinEarly(raw) && PREFIXED_CAPITAL.test(raw));
     // Most words are in lower case ASCII already: `toLowerCase` would cost more than the rest.
     const lower = isLowerAscii(text, start, end) ? raw : raw.toLowerCase();
-    const upper = capitalised ? raw.toUpperCase() : "";
-    if (raw === upper && /^\s{0,2}[:=]/.test(text.slice(end, end + 3))) continue;
+    const upper = capitalised && isOwnUpperCase(raw);
+    if (upper && isLabelAt(text, end)) continue;
     tokens.push({
       start,
       end,
       text: raw,
       plain: hasApostrophe(lower) ? lower.replace(/['’]/g, "") : lower,
       capitalised,
-      allCaps: capitalised && raw.length > 1 && raw === upper,
+      allCaps: upper && raw.length > 1,
       particle: !capitalised && lower.length <= MAX_PARTICLE && PARTICLES.has(lower),
       initial: raw.length === 1 && capitalised && text.charCodeAt(end) === 46,
       // A word with a capital after four letters or more is code ("OperationOutcome", "JaneApp"),
