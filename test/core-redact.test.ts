@@ -724,7 +724,19 @@ describe("redact: the digits a detector needs", () => {
     const unit = fc.oneof(
       fc.integer({ min: 0, max: 10 ** 10 }).map(String),
       fc.constantFrom(..." -./:#()+,AEKMSZx\n"),
-      fc.constantFrom("SSN ", "MRN: ", "DOB ", "phone ", "Jan ", "Apt ", "zip ", "VIN ", "serial ", "acct ", "Main St "),
+      fc.constantFrom(
+        "SSN ",
+        "MRN: ",
+        "DOB ",
+        "phone ",
+        "Jan ",
+        "Apt ",
+        "zip ",
+        "VIN ",
+        "serial ",
+        "acct ",
+        "Main St ",
+      ),
     );
     fc.assert(
       fc.property(fc.array(unit, { maxLength: 80 }), (units) => {
