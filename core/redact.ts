@@ -116,6 +116,9 @@ const DOB_VALUE = `(?:${[
   String.raw`\d{4}(?!\d)`,
 ].join("|")})`;
 
+/** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
+const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
+
 const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6})?`;
 const US_PHONE = String.raw`(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-/]?)\d{3}[\s.\-/]?\d{4}${EXTENSION}`;
 /** "+44 20 7946 0958", "+91 98765 43210", "030 12345678" after a label. */
@@ -689,7 +692,7 @@ interface Facts {
   monthWord: boolean;
   /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
   readDigits: boolean;
-  /** "ninety" or "hundred", any case: an age over 89 in words has one. */
+  /** "ninety", "hundred", "noventa", "quatre-vingt"…, any case: an age over 89 in words has one. */
   ageWord: boolean;
   /** "A1c", any case. */
   a1c: boolean;
@@ -1086,7 +1089,7 @@ const detectors: readonly Detector[] = [
     // Also in the languages patients write in: "92 años", "95 anos", "97 ans", "91 Jahre", "93 J.",
     // "93 anni"; glued as an HL7 age field prints it ("104Y"); a birthday ("her 100th birthday").
     pattern: rx(
-      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|años|anos|ans|jahre|j(?=\.)|jaar|anni)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
+      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|y\.o\.?|años|anos|ans|jahre|jährig(?:e[nrs]?)?|j(?=\.)|jaar|anni)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])0?(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
       "giu",
     ),
   },
@@ -1095,7 +1098,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2})(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b))`,
+      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2}(?:${NEARLY})?)(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b))`,
       "gi",
     ),
   },
@@ -1175,13 +1178,24 @@ const detectors: readonly Detector[] = [
     ),
     veto: (_text, match) => /^may\s{1,2}first$/i.test(match[0]),
   },
+  // Ages over 89 in words, in the languages patients write in, with their word for years:
+  // "noventa y cuatro años", "noventa e sete anos", "quatre-vingt-seize ans", "zweiundneunzig
+  // Jahre", "novantadue anni", "cien años".
+  {
+    kind: "age",
+    needs: "ageWord",
+    pattern: rx(
+      String.raw`\b(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)\s{1,2}(?:años|anos|ans|jahre|anni)(?![\p{L}])`,
+      "giu",
+    ),
+  },
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine", "[NAME], ninety-three".
   {
     kind: "age",
     needs: "ageWord",
     placeholders: true,
     pattern: rx(
-      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2}["“]?|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
+      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2}(?:${NEARLY})?["“]?|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
       "gi",
     ),
   },
@@ -1751,6 +1765,8 @@ const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six",
 /** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
 const SSN_WORDS = ["social", "ssn", "security"];
+/** What every age over 89 in words holds, in the languages its detectors read. */
+const AGE_WORDS = ["ninety", "hundred", "noventa", "cien", "cem", "cent", "quatre-vingt", "nonante", "neunzig", "hundert", "novanta"];
 const MONTH_STEMS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 /** Whether `lower` holds `words` at least `count` times in all (inside other words too: an upper bound). */
@@ -1794,7 +1810,7 @@ function factsOf(text: string): Facts {
     ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
-    ageWord: lower.includes("ninety") || lower.includes("hundred"),
+    ageWord: AGE_WORDS.some((word) => lower.includes(word)),
     a1c: lower.includes("a1c"),
     colon: text.includes(":"),
     handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
@@ -2315,6 +2331,47 @@ export function replaceSpans(text: string, spans: readonly IdentifierSpan[]): { 
 /** Passes after which redaction stops even if something still looks like an identifier. */
 const MAX_PASSES = 4;
 
+/** What may stand right before or after a value's other occurrence: no letter, digit or joiner. */
+const NOT_IN_VALUE = /[\p{L}\p{N}_]/u;
+
+/**
+ * Whether a value, once found, is redacted wherever else it stands: one with digits ("000920114",
+ * "3/7"), or an age or a date in words ("ninety-two", "the 7th of march"). Not a name (the name
+ * finder has rules of its own for a name's other occurrences), nor words of an address ("Apto",
+ * a city), nor an age in digits or a number of five digits or fewer, which recur by chance (a
+ * year, a count, "the 100th request", a ZIP code that is also a CPT code).
+ */
+function echoes(kind: IdentifierKind, value: string): boolean {
+  if (kind === "name" || value.length < 3 || /^\d{1,5}$/.test(value)) return false;
+  const inWords = !/\d/.test(value) && /[\s-]/.test(value);
+  if (kind === "age") return inWords;
+  return /\d/.test(value) || ((kind === "date" || kind === "dob") && inWords);
+}
+
+/**
+ * The spans a pass found, and every other occurrence of their values in the text: a value the
+ * redactor found once is an identifier wherever it stands ("she's [AGE] … redact ninety-two",
+ * "[MRN] … the wristband encodes 000920114"), though no detector would find it there alone.
+ */
+function withEchoes(text: string, spans: readonly IdentifierSpan[]): IdentifierSpan[] {
+  const all = [...spans];
+  const seen = new Set<string>();
+  for (const span of spans) {
+    const value = text.slice(span.start, span.end).trim();
+    if (!echoes(span.kind, value) || seen.has(value)) continue;
+    seen.add(value);
+    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+      const end = at + value.length;
+      const before = text.charAt(at - 1);
+      const after = text.charAt(end);
+      if (NOT_IN_VALUE.test(before) || NOT_IN_VALUE.test(after) || (before === "[" && after === "]")) continue;
+      if (all.some((other) => at < other.end && other.start < end)) continue;
+      all.push({ kind: span.kind, start: at, end });
+    }
+  }
+  return all.length === spans.length ? all : all.sort((a, b) => a.start - b.start);
+}
+
 /**
  * Replaces every identifier with its placeholder. It repeats until a pass finds nothing, so
  * text that only becomes recognisable once a neighbour is replaced is caught too, and
@@ -2327,7 +2384,7 @@ export function redact(text: string): string {
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const spans = placed === null ? scan(repairOcr(current), null) : scanAround(current, placed);
     if (spans.length === 0) break;
-    ({ text: current, placed } = replaceSpans(current, spans));
+    ({ text: current, placed } = replaceSpans(current, withEchoes(current, spans)));
   }
   return current;
 }

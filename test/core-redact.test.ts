@@ -370,6 +370,16 @@ describe("redact: examples", () => {
     ],
     // "fw" is a firewall as often as firmware: what follows it may be an address.
     ["fw 0.0.0.1", "fw [IP]"],
+    // A value found once is redacted wherever else it stands; an age in digits is not.
+    [
+      "he's nearly ninety-two — redact ninety-two too. MRN 000920114; the wristband encodes 000920114. 95 y.o., not 95 rows",
+      "he's nearly [AGE] — redact [AGE] too. MRN [MRN]; the wristband encodes [MRN]. [AGE], not 95 rows",
+    ],
+    // Ages in words in the languages patients write in.
+    [
+      "tiene noventa y cuatro años; a quatre-vingt-seize ans; ist zweiundneunzig Jahre alt; 98-jährig",
+      "tiene [AGE]; a [AGE]; ist [AGE] alt; [AGE]",
+    ],
     ["WARN duplicate reading patient=4400218", "WARN duplicate reading patient=[MRN]"],
     ["pickup for pt 97. sms him the plate", "pickup for pt [AGE]. sms him the plate"],
     ["ar aged 90+ days: $44,120; age must be 0–120", "ar aged 90+ days: $44,120; age must be 0–120"],

@@ -463,9 +463,13 @@ export function isTaggerCandidate(token: Token): boolean {
 
 /** Pronouns, determiners and small joining words: nobody's name in running text. */
 const FUNCTION_WORDS: ReadonlySet<string> = new Set(
-  "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i".split(
+  "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i im ive ill id youre youve youll were weve well theyre theyve its itll thats theres dont doesnt didnt cant wont isnt arent wasnt".split(
     " ",
   ),
+);
+/** Titles and honorifics: the word before a name, never one ("Mr. [NAME]", "Prof. [NAME]"). */
+const TITLE_WORDS: ReadonlySet<string> = new Set(
+  "mr mrs ms mx miss dr prof sr sra srta mme mlle herr frau sig dott rev fr sgt capt lt col gen hon".split(" "),
 );
 
 /**
@@ -474,9 +478,10 @@ const FUNCTION_WORDS: ReadonlySet<string> = new Set(
  * never a name; nor is a capitalised medical word no list knows as a name ("Hypoglycemia").
  */
 export function isTaggerScored(token: Token): boolean {
-  // A pronoun, a determiner or a small joining word is nobody's name however it is capitalised
-  // ("My psychiatrist has me on…"), though a list may hold it ("My" is a Vietnamese given name).
-  if (FUNCTION_WORDS.has(token.plain)) return false;
+  // A pronoun, a determiner, a contraction or a small joining word is nobody's name however it
+  // is capitalised ("My psychiatrist has me on…", "We've tried…"), though a list may hold it ("My"
+  // is a Vietnamese given name); nor is a title ("Mr. [NAME]'s").
+  if (FUNCTION_WORDS.has(token.plain) || TITLE_WORDS.has(token.plain)) return false;
   // A lower-case word (most of a prompt) is settled by its standing first: it is looked up once
   // per token and kept, where the list lookup of `isTaggerCandidate` is not.
   if (!token.capitalised && standing(token) !== Standing.Strong && !isCaseless(token)) return false;
