@@ -83,7 +83,17 @@ const ID = String.raw`(?=[A-Za-z0-9.\-]{0,63}\d)(?!\d{1,9}(?:\.\d{1,9})+(?![\w\-
 const GROUPED_ID = String.raw`[A-Z0-9]{2,6}(?: (?=[A-Z0-9]{0,9}\d)[A-Z0-9]{2,10}(?:-[A-Z0-9]{1,4})?){1,3}(?![\w\-])`;
 
 /** Months in English, and in the Spanish, Portuguese and French of forms builders paste. */
-const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)`;
+/** Letters, then digits in two groups or more: "PN 2209 4471", "SB 0044 1209" (not "ending 4417"). */
+const LETTERS_GROUPS = String.raw`[A-Z]{1,4} \d{2,5}(?: \d{2,5}){1,3}(?![\w\-])`;
+/**
+ * An IBAN, in its groups of four or not: "DE44 5001 0517 5407 3249 31". Each group holds a digit:
+ * the labels match in any case, and "DE12 with" is no IBAN.
+ */
+const IBAN = String.raw`[A-Z]{2}\d{2}(?: ?(?=[A-Z]{0,3}\d)[A-Z0-9]{4}){2,7}(?: ?\d{1,3})?(?![\w\-])`;
+/** Digits printed in groups, as a statement or a label prints them: "4471 0029 118", "4471 2290 0018". */
+const DIGIT_GROUPS = String.raw`\d{3,5}(?: \d{2,5}){1,4}(?![\w\-]|\s{0,2}(?:%|ms|mg|kg|days?|hours?|min|minutes?|rows?|items?|patients?|pages?|times?)\b)`;
+
+const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|Januar|Jänner|Februar|März|Juni|Juli|Oktober|Dezember|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia)`;
 const ORD = `(?:st|nd|rd|th)?`;
 /** Numeric dates must carry a year; dotted ones a 4-digit one, so "1.2.24" stays a version. */
 const NUMERIC_DATES = [
@@ -95,7 +105,7 @@ const NUMERIC_DATES = [
 ];
 /** Written dates with a day, starting with the day or with a digit. */
 const DAY_FIRST_DATES = [
-  String.raw`\d{1,2}${ORD}\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\.?,?\s{1,3}(?:(?:de|del)\s{1,3})?\d{4}(?!\d)`,
+  String.raw`\d{1,2}(?:${ORD}|\.)\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\.?,?\s{1,3}(?:(?:de|del)\s{1,3})?\d{4}(?!\d)`,
   String.raw`\d{1,2}${ORD}\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\b\.?`,
 ];
 const MONTH_FIRST_DATES = [
@@ -115,6 +125,13 @@ const DOB_VALUE = `(?:${[
   String.raw`\d{6}(?!\d)`,
   String.raw`\d{4}(?!\d)`,
 ].join("|")})`;
+
+/**
+ * What comes before a date that has no year, or no separator ("f/u 3/21", "surgery was on
+ * 20240307", "Botox session 3.7.24", "(0008,0020) 20240307"): a word of care or of time, a day of
+ * the week, a DICOM date tag, or an earlier date of a list or a range ("[DATE], 3/5", "[DATE]–3/7").
+ */
+const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
 
 /** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
@@ -182,6 +199,12 @@ interface LabelledFamily {
   veto?: (text: string, at: number, value: string) => boolean;
 }
 
+/**
+ * A value in groups whose first group is a lower-case word: "for 2024 2025" after "account" is
+ * no account (the labels match in any case, so `LETTERS_GROUPS`'s capitals do too).
+ */
+const wordBeforeGroups = (value: string) => /^[a-z]+ /.test(value);
+
 const labelledFamilies: readonly LabelledFamily[] = [
   {
     kind: "ssn",
@@ -190,11 +213,12 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica)${SEP}`,
-    // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220".
-    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${ID})`,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
+    // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220";
+    // letters before groups of digits: "PN 2209 4471".
+    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${LETTERS_GROUPS}|${ID})`,
     // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
-    veto: (text, at) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45,
+    veto: (text, at, value) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45 || wordBeforeGroups(value),
   },
   {
     // A key that names a person, with a number for its value: "patient=4400218", {"pt": "9920447"},
@@ -232,7 +256,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "member_id",
-    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|OHIP|(?:sponsor${_})?benefits${NO}|health${_}plan${NO}|ins.?${NO}|(?:BCBS(?:-[A-Z]{2})?|UHC|humana|aetna|cigna|anthem|molina|ambetter|tricare)${NO}|(?:n[uú]mero${_}de${_})?afiliad[oa]|carteirinha|carn[eé]t?|p[oó]liza)(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
+    label: `(?:member${NO}|subscriber(?:${NO})?|policy${_}holder(?:${NO})?|sub${NO}|policy(?:${NO})?|group(?:${NO})?|grp(?:${NO})?|insurance${NO}|plan${NO}|beneficiary(?:${NO})?|medicaid(?:${NO})?|medicare(?:${NO})?|medi-?cal(?:${NO})?|MBI|HICN|BIC|CIN|OHIP|(?:sponsor${_})?benefits${NO}|health${_}plan${NO}|ins.?${NO}|(?:BCBS(?:-[A-Z]{2})?|UHC|humana|aetna|cigna|anthem|molina|ambetter|tricare|philhealth)${NO}|(?:n[uú]mero${_}de${_})?afiliad[oa]|carteirinha|carn[eé]t?|p[oó]liza|(?:num[ée]ro${_}d['’]|n[°º]${_}d['’])?adh[ée]rent|contrat|versichertennummer|versicherungsnummer)(?:${_}recipient(?:${NO})?)?${SEP}${STATE_PREFIX}`,
     value: `(?:${GROUPED_ID}|${ID})`,
   },
   {
@@ -250,33 +274,35 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "account",
-    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
-    value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|\d{4}[ \-]\d{5}[ \-]\d(?![\w\-])|${ID})`,
+    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|conta|compte(?:${_}garant)?|cuenta|konto|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
+    value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|\d{4}[ \-]\d{5}[ \-]\d(?![\w\-])|${IBAN}|${DIGIT_GROUPS}|${LETTERS_GROUPS}|${ID})`,
+    veto: (_text, _at, value) => wordBeforeGroups(value),
   },
   {
     // "card ending 4417": the last digits of a card.
     kind: "account",
     label: String.raw`card${_}ending(?:${_}in)?\s{1,2}`,
-    value: String.raw`\d{4,9}(?![\w\-])`,
+    value: String.raw`\d{4}(?:[ \-]\d{4}){1,3}(?![\w\-])|\d{4,9}(?![\w\-])`,
   },
   {
     kind: "license",
-    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?|(?:GMC|NMC|AHPRA)(?:${NO})?)${SEP}${STATE_PREFIX}`,
+    label: String.raw`(?:(?:driver['’]?s?${_})?licen[cs]e(?:${NO})?|lic\.?(?:${NO})?|DLN|DL(?:${NO})?|certificate${NO}|cert${NO}|certification(?:${NO})?|passport(?:${NO})?|DEA(?:${NO})?|state${_}ID(?:${NO})?|(?:GMC|NMC|AHPRA|PRC)(?:${NO})?|c[ée]dula(?:${_}profesional)?|registration(?:${NO})?)${SEP}${STATE_PREFIX}`,
     // Printed in groups as on the card: "487 213 905", "B 314 725 880 162", "W425-781-64-310-0";
     // with a board's dot: "095.183377".
-    value: String.raw`(?:\d{3}\.\d{5,9}(?![\w\-.])|[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|[A-Z]\s\d{4,9}(?![\w\-])|${ID})`,
+    value: String.raw`(?:\d{3}\.\d{5,9}(?![\w\-.])|[A-Z]?\s?\d{2,5}(?:[ \-]\d{2,5}){1,4}(?:-\d)?(?![\w\-])|[A-Z]{1,4}\s\d{4,9}(?![\w\-])|[A-Z]{2,5}\.\d{4,9}(?![\w\-.])|${ID})`,
   },
   {
     kind: "device_id",
-    label: String.raw`(?:serials?(?:${NO})?|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|EPC|RFID${_}tag|android${_}id|dev(?=\s{0,2}[=:])|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
-    value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|[A-Z]\s\d{5,12}(?![\w\-])|${ID})`,
+    label: String.raw`(?:serials?(?:${NO})?|seriennummer|num[ée]ro${_}de${_}s[ée]rie|n[uú]mero${_}de${_}serie|S\/?N|SN#?|device(?:${NO})?|device${_}serial|transmitter(?:${NO})?|UDI|IMEI|MAC(?:${_}address)?|EPC|RFID${_}tag|android${_}id|dev(?=\s{0,2}[=:])|(?:tracker|sensor|pump|meter|monitor|glucometer|inhaler|gateway|tablet|hub|watch|cuff|implant|pacemaker|defibrillator|CGM|hearing${_}aid)${_}(?:ids?|serials?|sn|number|no\.?|#))${SEP}`,
+    value: String.raw`(?:\d{2}[\s\-]\d{6}[\s\-]\d{6}[\s\-]?\d{1,2}(?![\w\-])|[A-Z]\s\d{5,12}(?![\w\-])|${DIGIT_GROUPS}|${ID})`,
   },
   {
     kind: "vehicle",
-    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placas?(?:\\s{1,2}mercosul)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))${SEP}${STATE_PREFIX}`,
+    label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placas?(?:\\s{1,2}mercosul)?|plaka(?:${_}ng${_}sasakyan)?|(?:plaque${_}d['’])?immatriculation|bi[eể]n${_}s[oố](?:${_}xe)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))(?![a-z])${SEP}${STATE_PREFIX}`,
     value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,14}\d)[A-Z0-9]{1,4}(?:[\s\-][A-Z0-9]{1,5}){1,2}(?![\w\-])|${ID})`,
     // A plate has no dot: "prod tag release-0.9.4" is a release.
-    veto: (_text, _at, value) => value.includes("."),
+    // Nor is a number alone: "DICOM tag (0010,0020)".
+    veto: (_text, _at, value) => value.includes(".") || /^\d+$/.test(value),
   },
   {
     kind: "zip",
@@ -1477,7 +1503,7 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?:(?<=(?:\b(?:on|appt|appointment|visit|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?)(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d))`,
+      String.raw`${AT_DIGIT}(?:(?<=${DATE_CUE_BEFORE})(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)|(?<=${DATE_CUE_BEFORE})(?:(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])|\d{1,2}\.\d{1,2}\.\d{2})(?![\w/\-]|\.\d))`,
       "gi",
     ),
     veto: isSystemEventDate,
@@ -1691,21 +1717,36 @@ const OPAQUE_NOT = [
 ];
 const OPAQUE_NOT_BEFORE =
   /\b(?:model|lot|sku|firmware|fw|version|ver|build|commit|sha|ticket|order|error|err|code|port|taxonomy|release|tag|pr|issue|item|part|ref|batch|catalog|cat|style|loop|segment|revision|rev|step|tracking|shipment|recall|po|advisory|awb|e\.g|example)s?\b\W{0,3}(?:\w+\W{1,2})?$/i;
+/** A patient's record spoken of; not in an earlier pass's placeholder ("[MRN] … closed HLTH-2291"). */
+const RECORD_CUE = /(?<!\[)\b(?:mrn|chart|record|paciente|patientin|dossier|expediente|prontu[aá]rio)\b(?!\])/gi;
+/** How close before a ticket-shaped token a record must be spoken of for it to be the record's. */
+const RECORD_REACH = 32;
+
 /** The kind a cue before the token names; a record number when none does. */
 const OPAQUE_CUES: ReadonlyArray<readonly [RegExp, IdentifierKind]> = [
   [/\b(?:plates?|vin|vehicle|car|truck|van|drove|parked)\b/gi, "vehicle"],
   [/\b(?:serials?|s\/n|sn|imei|udi|device|pump|meter|monitor|sensor|transmitter|inhaler|aids?)\b/gi, "device_id"],
   [/\b(?:licen[cs]es?|dl|dln|passport|dea|permit|certificate)\b/gi, "license"],
   [/\b(?:member|subscriber|policy|group|grp|plan|insurance|medicaid|medicare|cin|mbi)\b/gi, "member_id"],
-  [/\b(?:account|acct|claim|invoice|statement|card|billing)\b/gi, "account"],
+  [/\b(?:account|acct|claim|invoice|statement|card|billing|garant|guarantor|fatura|factura|facture)\b/gi, "account"],
+  [RECORD_CUE, "mrn"],
 ];
 
-/** A ticket's key ("HLTH-2291"), unless a car is spoken of: then it is a plate ("her car BNK-4471"). */
+/**
+ * A ticket's key ("HLTH-2291"), unless a car is spoken of (then it is a plate: "her car
+ * BNK-4471") or, right before it, a patient's record ("el id del paciente PAC-44102", "chart
+ * CHT-00271").
+ */
 const TICKET_KEY = /^[A-Z]{2,8}-\d{1,6}$/i;
 
+function recordRightBefore(before: string): boolean {
+  RECORD_CUE.lastIndex = 0;
+  return RECORD_CUE.test(before.slice(-RECORD_REACH));
+}
+
 /** Whether a token's shape, the word before it or the message field it fills says it is a system's. */
-function isSystemToken(value: string, kind: IdentifierKind, before: string, after: string): boolean {
-  if (kind !== "vehicle" && TICKET_KEY.test(value)) return true;
+function isSystemToken(value: string, kind: IdentifierKind | undefined, before: string, after: string): boolean {
+  if (TICKET_KEY.test(value) && kind !== "vehicle" && !(kind === "mrn" && recordRightBefore(before))) return true;
   if (OPAQUE_NOT.some((shape) => shape.test(value)) || OPAQUE_NOT_BEFORE.test(before.slice(-24))) return true;
   // A field of an HL7 or X12 message is told by its segment, not by its shape.
   return /[|^~*]$/.test(before) || /^[|^~*]$/.test(after);
@@ -1740,8 +1781,8 @@ function collectOpaque(text: string, found: Claim[]): void {
     const value = text.slice(start, end);
     if (!OPAQUE_SHAPE.test(value) || overlaps(found, start, end)) continue;
     const before = text.slice(Math.max(0, start - SPELLED_REACH), start);
-    const kind = nearestCue(before, OPAQUE_CUES) ?? "mrn";
-    if (!isSystemToken(value, kind, before, text.charAt(end))) found.push({ kind, start, end });
+    const cue = nearestCue(before, OPAQUE_CUES);
+    if (!isSystemToken(value, cue, before, text.charAt(end))) found.push({ kind: cue ?? "mrn", start, end });
   }
 }
 
@@ -1766,7 +1807,19 @@ const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six",
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
 const SSN_WORDS = ["social", "ssn", "security"];
 /** What every age over 89 in words holds, in the languages its detectors read. */
-const AGE_WORDS = ["ninety", "hundred", "noventa", "cien", "cem", "cent", "quatre-vingt", "nonante", "neunzig", "hundert", "novanta"];
+const AGE_WORDS = [
+  "ninety",
+  "hundred",
+  "noventa",
+  "cien",
+  "cem",
+  "cent",
+  "quatre-vingt",
+  "nonante",
+  "neunzig",
+  "hundert",
+  "novanta",
+];
 const MONTH_STEMS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 /** Whether `lower` holds `words` at least `count` times in all (inside other words too: an upper bound). */
@@ -1890,11 +1943,39 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  * just before a date a detector found (`isSystemEventDate`), so it costs nothing where there is no date.
  */
 const SYSTEM_EVENT_BEFORE =
-  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holiday|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
+  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holidays?|closed|skips?|supersed(?:e[sd]?|ing)|(?:last\s{1,2})?modified|lastUpdated|notAfter|notBefore|GA|LTS|EOL|build|d[ée]ploiement|mise\s{1,2}en\s{1,2}production|wartung\w*|zertifikat\w*|lanzamiento|despliegue|implanta[cç][aã]o|lan[cç]amento|manuten[cç][aã]o|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–—])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
 
-/** A date some detector found, whose preceding words make it a system event's: kept as written. */
-function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | false {
-  const start = match.index + match[0].length - matchedValue(match).length;
+/** The days of each month, February's in a leap year (no other year to know it by). */
+const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * A numeric date no calendar has: "2023-02-30", "2024-13-01". A validator's test value, nobody's
+ * day, unless a birth is spoken of near it. Read as year, month and day when it starts with the
+ * year, else as either month-day or day-month: impossible only if both are.
+ */
+function isImpossibleDate(value: string): boolean {
+  const parts = value.match(/\d+/g);
+  if (parts === null || parts.length < 3) return false;
+  const [a, b, c] = parts.map(Number) as [number, number, number];
+  const valid = (month: number, day: number) =>
+    month >= 1 && month <= 12 && day >= 1 && day <= (MONTH_DAYS[month - 1] ?? 0);
+  if ((parts[0] ?? "").length === 4) return !valid(b, c);
+  return !valid(a, b) && !valid(b, a);
+}
+
+/** A birth spoken of near a date: then even an impossible one is someone's, mistyped ("DOB 1979-23-05"). */
+const BIRTH_NEAR = /\b(?:dob|birth\w*|born|nacimiento|nascimento|naissance|geburt\w*)/i;
+
+/**
+ * A date some detector found that is no person's: an impossible one (left to the other
+ * detectors), or one whose preceding words make it a system event's (kept as written).
+ */
+function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | boolean {
+  const value = matchedValue(match);
+  const start = match.index + match[0].length - value.length;
+  // No date, but maybe another number: "mrn formats: 00-44-1129" is a record's.
+  if (isImpossibleDate(value) && !BIRTH_NEAR.test(text.slice(Math.max(0, start - 60), start + value.length + 60)))
+    return true;
   return SYSTEM_EVENT_BEFORE.test(text.slice(Math.max(0, start - 120), start)) ? "keep" : false;
 }
 

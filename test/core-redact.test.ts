@@ -375,6 +375,27 @@ describe("redact: examples", () => {
       "he's nearly ninety-two — redact ninety-two too. MRN 000920114; the wristband encodes 000920114. 95 y.o., not 95 rows",
       "he's nearly [AGE] — redact [AGE] too. MRN [MRN]; the wristband encodes [MRN]. [AGE], not 95 rows",
     ],
+    // Labels in the languages of the forms builders paste; numbers printed in groups.
+    [
+      "Patientennummer PN 2209 4471; nº do paciente 558120; conta 4471209; Plaque d'immatriculation GZ-481-TK; acct no 4471 0029 118",
+      "Patientennummer [MRN]; nº do paciente [MRN]; conta [ACCOUNT]; Plaque d'immatriculation [VEHICLE]; acct no [ACCOUNT]",
+    ],
+    // A record's id shaped like a ticket's key, where a record is spoken of; a ticket's stays.
+    [
+      "el id del paciente PAC-44102 sale dos veces; closed HLTH-2291",
+      "el id del paciente [MRN] sale dos veces; closed HLTH-2291",
+    ],
+    // A pipe table's columns say what its cells are.
+    [
+      "| Pt # | Bed | Diet |\n|---|---|---|\n| 340012 | 4B | NPO |",
+      "| Pt # | Bed | Diet |\n|---|---|---|\n| [MRN] | 4B | NPO |",
+    ],
+    // Dates without a year or a separator after a word of care; impossible dates are test values;
+    // a system's dates in other languages; a lab value is no plate.
+    [
+      "surgery was on 20240307; f/u 3/21; events 3/2, 3/5 (2024); Impfung am 7. März 2024; reject 2023-02-30; Zertifikat läuft am 31.12.2025 ab; platelets 90k",
+      "surgery was on [DATE]; f/u [DATE]; events [DATE], [DATE] (2024); Impfung am [DATE]; reject 2023-02-30; Zertifikat läuft am 31.12.2025 ab; platelets 90k",
+    ],
     // Ages in words in the languages patients write in.
     [
       "tiene noventa y cuatro años; a quatre-vingt-seize ans; ist zweiundneunzig Jahre alt; 98-jährig",

@@ -2,8 +2,9 @@
  * Identifiers inside the structured text builders paste most: HL7 v2 segments
  * (`PID|1||123456^^^MRN||DOE^JANE^Q||19800101|F|||1 MAIN ST^^SPRINGFIELD^IL^62704||5551234567`)
  * and X12 segments (`NM1*IL*1*DOE*JANE****MI*W998812345~`, `DMG*D8*19800101`), CSV rows under a
- * header that names their columns (`last,first,dob` then `Reyes,Carmen,1980-01-01`), and FHIR
- * references (`Patient/88231`). The format says what each value is; no label is needed.
+ * header that names their columns (`last,first,dob` then `Reyes,Carmen,1980-01-01`), pipe tables
+ * the same way (`| Pt # | Bed |` then `| 340012 | 4B |`), and FHIR references (`Patient/88231`).
+ * The format says what each value is; no label is needed.
  */
 import type { IdentifierKind } from "../redact.ts";
 
@@ -167,7 +168,7 @@ function columnKind(header: string): IdentifierKind | null {
     return "dob";
   if (/^(?:ssn|social|socialsecurity(?:number)?)$/.test(key)) return "ssn";
   if (
-    /^(?:mrn|chart|chartnumber|patientid|patientno|patientnumber|medicalrecordnumber|recordnumber|hospitalnumber)$/.test(
+    /^(?:mrn|chart|chartnumber|patientid|patientno|patientnumber|medicalrecordnumber|recordnumber|hospitalnumber|pt|patnr|patid|patientennummer|patientennr|fallnr|fallnummer)#?$|^(?:mrn|chart|pt|patient)(?:#|no|nr)$/.test(
       key,
     )
   )
@@ -267,12 +268,65 @@ function fhir(text: string, spans: SegmentSpan[]): void {
   }
 }
 
-/** Identifiers in the HL7 v2 and X12 segments, CSV rows and FHIR references of `text`. */
+/** A line of a pipe table ("| Pt # | Bed |", "Chart | Name"): its cells, with where each starts. */
+function pipeCells(line: string, at: number): Array<{ text: string; start: number }> {
+  const cells: Array<{ text: string; start: number }> = [];
+  let from = 0;
+  for (let k = 0; k <= line.length; k++) {
+    if (k < line.length && line.charAt(k) !== "|") continue;
+    cells.push({ text: line.slice(from, k), start: at + from });
+    from = k + 1;
+  }
+  // The outer bars of "| a | b |" leave an empty cell at each end.
+  if (cells.length > 1 && cells[0]?.text.trim() === "") cells.shift();
+  if (cells.length > 1 && cells[cells.length - 1]?.text.trim() === "") cells.pop();
+  return cells;
+}
+
+/** A header cell: a few words ("Pt #", "Chart", "Member ID"). */
+const HEADER_CELL = /^\s*[A-Za-z][A-Za-z0-9 #._/-]{0,29}\s*$/;
+/** The line under a Markdown table's header: "|---|:--:|". */
+const RULE_LINE = /^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+
+/**
+ * A pipe table, as Markdown and pasted grids write it: a header whose cells name what the columns
+ * hold ("| Pt # | Bed | Diet |"), then rows with as many cells ("| 340012 | 4B | NPO |").
+ */
+function pipeTable(text: string, spans: SegmentSpan[]): void {
+  const lines = text.split("\n");
+  let at = 0;
+  for (let i = 0; i < lines.length; at += (lines[i] ?? "").length + 1, i++) {
+    const line = lines[i] ?? "";
+    if (!line.includes("|")) continue;
+    const headers = pipeCells(line, at);
+    if (headers.length < 2 || !headers.every((cell) => HEADER_CELL.test(cell.text))) continue;
+    const kinds = headers.map((cell) => columnKind(cell.text));
+    if (!kinds.some((kind) => kind !== null)) continue;
+    let rowAt = at + line.length + 1;
+    let j = i + 1;
+    if (RULE_LINE.test(lines[j] ?? "")) {
+      rowAt += (lines[j] ?? "").length + 1;
+      j++;
+    }
+    for (; j < lines.length; rowAt += (lines[j] ?? "").length + 1, j++) {
+      const cells = pipeCells(lines[j] ?? "", rowAt);
+      if (cells.length !== headers.length) break;
+      cells.forEach((cell, index) => {
+        const kind = kinds[index];
+        if (kind === "age" ? OVER_89.test(cell.text) : kind !== null && kind !== undefined)
+          push(spans, kind as IdentifierKind, cell.start, cell.text);
+      });
+    }
+  }
+}
+
+/** Identifiers in the HL7 v2 and X12 segments, CSV rows, pipe tables and FHIR references of `text`. */
 export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
   for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
+  if (text.includes("|")) pipeTable(text, spans);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   return spans;
 }
