@@ -136,7 +136,8 @@ const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|da
 /** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
 
-const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6})?`;
+/** An extension: not the start of something else ("x0.a@a.aa" is an email, a fast-check counterexample). */
+const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}(?![\w@]|\.\w))?`;
 const US_PHONE = String.raw`(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-/]?)\d{3}[\s.\-/]?\d{4}${EXTENSION}`;
 /** "+44 20 7946 0958", "+91 98765 43210", "030 12345678" after a label. */
 const INTL_PHONE = String.raw`(?:\+\d{1,3}|0\d{1,4})(?:[\s.\-]\(?\d{1,8}\)?){1,5}`;
@@ -734,7 +735,7 @@ interface Facts {
   clock: boolean;
   /** "called" or "named": a bot's persona may be named. */
   named: boolean;
-  /** "bot", "assistant" or "persona", any case: a bot's persona may be named. */
+  /** "bot", "assistant", "persona", "agent", "avatar" or "voice", any case: a bot's persona may be named. */
   bot: boolean;
   /** "Given", "When" or "Then": Gherkin's steps. */
   gherkin: boolean;
@@ -1806,6 +1807,7 @@ const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six",
 /** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
 const SSN_WORDS = ["social", "ssn", "security"];
+const BOT_WORDS = ["bot", "assistant", "persona", "agent", "avatar", "voice"];
 /** What every age over 89 in words holds, in the languages its detectors read. */
 const AGE_WORDS = [
   "ninety",
@@ -1871,7 +1873,7 @@ function factsOf(text: string): Facts {
     rx: lower.includes("rx"),
     clock: digits.run >= 2 && text.includes(":") && /\d:\d\d:\d\d/.test(text),
     named: text.includes("called") || text.includes("named"),
-    bot: lower.includes("bot") || lower.includes("assistant") || lower.includes("persona"),
+    bot: BOT_WORDS.some((word) => lower.includes(word)),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
@@ -2056,7 +2058,7 @@ const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 /** Holidays ("no reminders on Thanksgiving and Christmas Day"). */
 const HOLIDAYS =
-  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi|Cinco\sde\sMayo|D[ií]a\sde\s(?:los\s)?Muertos)\b/g;
+  /(?=[A-Z])\b(?:Christmas(?:\s(?:Day|Eve))?|Thanksgiving(?:\sDay)?|New\sYear['’]s(?:\s(?:Day|Eve))?|Easter(?:\s(?:Sunday|Monday))?|Good\sFriday|Hanukkah|Kwanzaa|Diwali|Juneteenth|Labor\sDay|Memorial\sDay|Independence\sDay|Veterans\sDay|Presidents['’]?\sDay|Columbus\sDay|Boxing\sDay|MLK\sDay|Eid(?:\s(?:al-Fitr|al-Adha|ul-Fitr|ul-Adha|Mubarak))?|Lunar\sNew\sYear|Chinese\sNew\sYear|Rosh\sHashanah|Yom\sKippur|Passover|Ramadan|Nowruz|Vesak|Holi|Cinco\sde\sMayo|D[ií]a\sde\s(?:los\s)?Muertos|(?:Mother|Father|Valentine|Grandparents|St\.?\sPatrick)['’]?s\sDay|Halloween|Black\sFriday|Cyber\sMonday|Earth\sDay|Groundhog\sDay|April\sFools['’]?\sDay)\b/g;
 
 /**
  * A month that is no one's name, one pattern for all its signs (each claims the month alone):
@@ -2153,7 +2155,7 @@ const PERSONA =
 /**
  * More ways builders name a bot's persona: "Ava the intake bot", "Clara (voice assistant)", "the
  * voice bot Clara answered", "rename the persona from Max to Nora", `persona: name: "Rosie"`,
- * "This is Sam, your virtual care assistant". Tried where "bot", "assistant" or "persona" is; not a
+ * "This is Sam, your virtual care assistant". Tried where "bot", "assistant", "persona" (or the like) is; not a
  * medical or office assistant, who is a person.
  */
 const PERSONAS = [
@@ -2162,6 +2164,9 @@ const PERSONAS = [
   /(?=\p{Lu})(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
   /(?=\p{Lu})(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,
 ];
+/** A bot's name in configuration: `"bot_name": "Ava"`, `assistantName: 'Nora'`, `persona_name=Joy`. */
+const BOT_NAME_KEY =
+  /(?<=\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?)(\p{Lu}\p{Ll}+)/giu;
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
 const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;
 
@@ -2178,6 +2183,7 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   if (facts.a1c) claimNotPeople(A1C, text, found);
   if (facts.named) claimNotPeople(PERSONA, text, found);
   if (facts.bot) for (const pattern of PERSONAS) claimNotPeople(pattern, text, found);
+  if (facts.bot) claimNotPeople(BOT_NAME_KEY, text, found);
   if (facts.gherkin) claimNotPeople(GHERKIN, text, found);
 }
 
@@ -2315,6 +2321,44 @@ function scanAround(text: string, placed: readonly number[]): IdentifierSpan[] {
   return spans;
 }
 
+/**
+ * The rest of a postal line after an address a detector found, up to its postal code and town:
+ * "[ADDRESS], 2. OG links, 10969 Berlin", "…, Indiranagar, Bengaluru 560038". At most four
+ * short parts of words and numbers between, on the same line; the postal code (four to six
+ * digits, before or after the town) anchors it, so a sentence that goes on after an address is
+ * not taken.
+ */
+const ADDRESS_TAIL =
+  /^(?:,\s{1,2}[\p{L}\d'’.ºª°/\- ]{1,40}?){0,4}?,\s{1,2}(?:\d{4,6}\s{1,2}\p{Lu}[\p{L}'’.-]{1,30}(?:\s\p{Lu}[\p{L}'’.-]{1,30})?|\p{Lu}[\p{L}'’.-]{1,30}(?:\s\p{Lu}[\p{L}'’.-]{1,30})?\s{1,2}\d{4,6})(?![\p{L}\d])/u;
+
+/**
+ * What starts a postal line at the start of a line or after a label, when no detector knew its
+ * street: a flat, a house or a block and its number ("Flat 302", "H.No. 7-1-212/A", "B-204"), or a
+ * house number alone; then a comma, and `ADDRESS_TAIL` must follow.
+ */
+const POSTAL_LINE_HEAD =
+  /(?<=(?:^|[:\n.]|["“(])[ \t]{0,3})(?:(?:Flat|Apt\.?|Apartment|Unit|H\.?\s?No\.?|Blk|Block|Plot|House|Hse|Casa|Door|Bldg|Suite)\s{0,2}[#.]?\s{0,2}[A-Z0-9][A-Z0-9/-]{0,9}|[A-Z]-\d{1,4}|\d{1,5}[A-Z]?)(?=,)/gm;
+
+function collectAddressTails(text: string, found: Claim[]): void {
+  POSTAL_LINE_HEAD.lastIndex = 0;
+  for (let head = POSTAL_LINE_HEAD.exec(text); head !== null; head = POSTAL_LINE_HEAD.exec(text)) {
+    const end = head.index + head[0].length;
+    const tail = ADDRESS_TAIL.exec(text.slice(end, end + 200));
+    if (tail !== null && !overlaps(found, head.index, end + tail[0].length)) {
+      found.push({ kind: "address", start: head.index, end: end + tail[0].length });
+    }
+  }
+  const claims = found.length;
+  for (let i = 0; i < claims; i++) {
+    const claim = found[i] as Claim;
+    if (claim.kind !== "address") continue;
+    const tail = ADDRESS_TAIL.exec(text.slice(claim.end, claim.end + 200));
+    if (tail === null || overlaps(found, claim.end, claim.end + tail[0].length)) continue;
+    const start = claim.end + tail[0].search(/[^,\s]/);
+    found.push({ kind: "address", start, end: claim.end + tail[0].length });
+  }
+}
+
 /** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
@@ -2376,6 +2420,7 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
   }
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   if (!afterPlaceholders) collectSiblings(text, found);
+  if (facts.digits.run >= 4) collectAddressTails(text, found);
   if (facts.digit) collectOpaque(text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
   for (const [from, to] of placed !== null ? placeholderWindows(text, placed) : [[0, text.length] as const]) {

@@ -396,6 +396,18 @@ describe("redact: examples", () => {
       "surgery was on 20240307; f/u 3/21; events 3/2, 3/5 (2024); Impfung am 7. März 2024; reject 2023-02-30; Zertifikat läuft am 31.12.2025 ab; platelets 90k",
       "surgery was on [DATE]; f/u [DATE]; events [DATE], [DATE] (2024); Impfung am [DATE]; reject 2023-02-30; Zertifikat läuft am 31.12.2025 ab; platelets 90k",
     ],
+    // The rest of a postal line, up to its postal code and town; one with no known street, from its flat.
+    [
+      "germany: Lindenstraße 14, 2. OG links, 10969 Berlin — number after street. Flat 302, Sai Krupa Apts, 14th Cross, Indiranagar, Bengaluru 560038",
+      "germany: [ADDRESS], [ADDRESS] — number after street. [ADDRESS]",
+    ],
+    // An extension is no extension where an email begins (a fast-check counterexample to idempotence).
+    ["200-200-0000 x0.a@a.aa", "[PHONE] [EMAIL]"],
+    // A bot's name in configuration and the holidays named like people stay.
+    [
+      '{"bot_name":"Ava","clinic":"Mayo Clinic"} for the Mother\'s Day campaign',
+      '{"bot_name":"Ava","clinic":"Mayo Clinic"} for the Mother\'s Day campaign',
+    ],
     // Ages in words in the languages patients write in.
     [
       "tiene noventa y cuatro años; a quatre-vingt-seize ans; ist zweiundneunzig Jahre alt; 98-jährig",
