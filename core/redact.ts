@@ -719,8 +719,10 @@ interface Facts {
   monthWord: boolean;
   /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
   readDigits: boolean;
-  /** "ninety", "hundred", "noventa", "quatre-vingt"…, any case: an age over 89 in words has one. */
+  /** "ninety" or "hundred", any case: an age over 89 in words has one. */
   ageWord: boolean;
+  /** "noventa", "quatre-vingt"… and "años", "ans"…: an age over 89 in words in another language has both. */
+  ageWordAbroad: boolean;
   /** "A1c", any case. */
   a1c: boolean;
   /** "user", "login", "assignee", "owner" or "author", any case: a handle may follow. */
@@ -914,12 +916,13 @@ const detectors: readonly Detector[] = [
   },
   // A person's handle where chats and trackers print one: "@emily.r", "<jlee> anyone know…",
   // "* rbhatt has quit", "tgonzalez joined #health-dev". Not a bot's nick, a channel's or a team's mention
-  // ("@here", "@oncall-platform"), a doc tag or an at-rule ("@param", "@media"), or a domain.
+  // ("@here", "@oncall-platform"), a doc tag or an at-rule ("@param", "@media"), or a domain; nor
+  // right after a placeholder ("[NAME]@afl" of "Bu@afl", a fast-check counterexample to idempotence).
   {
     kind: "name",
     needs: "at",
     pattern: rx(
-      String.raw`(?<![\w.@/\\])@(?!(?:here|channel|everyone|all|default|main|latest|next|beta|canary|stable|param|returns?|type|typedef|deprecated|see|example|throws|property|prop|override|media|import|keyframes|apply|layer|use|container|supports|font-face|ts-\w+|types|vercel|angular|babel|testing-library|storybook|tanstack|trpc|elysiajs|(?:assistant|agent|ai|claude|gpt|copilot|oncall|on-call|team|dev|ops|support|admin|bot|pharmacy|billing|security|sre|infra|platform|eng|frontdesk|front-desk|clinic|nurse|doctor|staff|user|triage|intake|scheduling|all-)[\w.\-]*)\b)([a-z][a-z0-9._\-]{1,30}[a-z0-9])(?![\w@/(\-]|\.\w)`,
+      String.raw`(?<![\w.@/\\\]])@(?!(?:here|channel|everyone|all|default|main|latest|next|beta|canary|stable|param|returns?|type|typedef|deprecated|see|example|throws|property|prop|override|media|import|keyframes|apply|layer|use|container|supports|font-face|ts-\w+|types|vercel|angular|babel|testing-library|storybook|tanstack|trpc|elysiajs|(?:assistant|agent|ai|claude|gpt|copilot|oncall|on-call|team|dev|ops|support|admin|bot|pharmacy|billing|security|sre|infra|platform|eng|frontdesk|front-desk|clinic|nurse|doctor|staff|user|triage|intake|scheduling|all-)[\w.\-]*)\b)([a-z][a-z0-9._\-]{1,30}[a-z0-9])(?![\w@/(\-]|\.\w)`,
     ),
     veto: (text, match) =>
       /^\s{0,2}[:=]\s{0,2}["'\d]/.test(text.slice(match.index + match[0].length, match.index + match[0].length + 6)),
@@ -1210,7 +1213,7 @@ const detectors: readonly Detector[] = [
   // Jahre", "novantadue anni", "cien años".
   {
     kind: "age",
-    needs: "ageWord",
+    needs: "ageWordAbroad",
     pattern: rx(
       String.raw`\b(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)\s{1,2}(?:años|anos|ans|jahre|anni)(?![\p{L}])`,
       "giu",
@@ -1809,19 +1812,10 @@ const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "e
 const SSN_WORDS = ["social", "ssn", "security"];
 const BOT_WORDS = ["bot", "assistant", "persona", "agent", "avatar", "voice"];
 /** What every age over 89 in words holds, in the languages its detectors read. */
-const AGE_WORDS = [
-  "ninety",
-  "hundred",
-  "noventa",
-  "cien",
-  "cem",
-  "cent",
-  "quatre-vingt",
-  "nonante",
-  "neunzig",
-  "hundert",
-  "novanta",
-];
+const AGE_WORDS = ["ninety", "hundred"];
+/** What an age over 89 in words in another language holds: a number word, and the word for years. */
+const AGE_WORDS_ABROAD = ["noventa", "cien", "cem", "cent", "quatre-vingt", "nonante", "neunzig", "hundert", "novanta"];
+const YEARS_ABROAD = ["años", "anos", " ans", "jahre", "anni"];
 const MONTH_STEMS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 /** Whether `lower` holds `words` at least `count` times in all (inside other words too: an upper bound). */
@@ -1866,6 +1860,8 @@ function factsOf(text: string): Facts {
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     ageWord: AGE_WORDS.some((word) => lower.includes(word)),
+    ageWordAbroad:
+      YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
     a1c: lower.includes("a1c"),
     colon: text.includes(":"),
     handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
@@ -2337,7 +2333,7 @@ const ADDRESS_TAIL =
  * house number alone; then a comma, and `ADDRESS_TAIL` must follow.
  */
 const POSTAL_LINE_HEAD =
-  /(?<=(?:^|[:\n.]|["“(])[ \t]{0,3})(?:(?:Flat|Apt\.?|Apartment|Unit|H\.?\s?No\.?|Blk|Block|Plot|House|Hse|Casa|Door|Bldg|Suite)\s{0,2}[#.]?\s{0,2}[A-Z0-9][A-Z0-9/-]{0,9}|[A-Z]-\d{1,4}|\d{1,5}[A-Z]?)(?=,)/gm;
+  /(?=[A-Z\d])(?<=(?:^|[:\n.]|["“(])[ \t]{0,3})(?:(?:Flat|Apt\.?|Apartment|Unit|H\.?\s?No\.?|Blk|Block|Plot|House|Hse|Casa|Door|Bldg|Suite)\s{0,2}[#.]?\s{0,2}[A-Z0-9][A-Z0-9/-]{0,9}|[A-Z]-\d{1,4}|\d{1,5}[A-Z]?)(?=,)/gm;
 
 function collectAddressTails(text: string, found: Claim[]): void {
   POSTAL_LINE_HEAD.lastIndex = 0;
@@ -2480,22 +2476,36 @@ function echoes(kind: IdentifierKind, value: string): boolean {
  * "[MRN] … the wristband encodes 000920114"), though no detector would find it there alone.
  */
 function withEchoes(text: string, spans: readonly IdentifierSpan[]): IdentifierSpan[] {
-  const all = [...spans];
-  const seen = new Set<string>();
+  const values = new Map<string, IdentifierKind>();
   for (const span of spans) {
     const value = text.slice(span.start, span.end).trim();
-    if (!echoes(span.kind, value) || seen.has(value)) continue;
-    seen.add(value);
-    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
-      const end = at + value.length;
-      const before = text.charAt(at - 1);
-      const after = text.charAt(end);
-      if (NOT_IN_VALUE.test(before) || NOT_IN_VALUE.test(after) || (before === "[" && after === "]")) continue;
-      if (all.some((other) => at < other.end && other.start < end)) continue;
-      all.push({ kind: span.kind, start: at, end });
-    }
+    if (echoes(span.kind, value) && !values.has(value)) values.set(value, span.kind);
   }
-  return all.length === spans.length ? all : all.sort((a, b) => a.start - b.start);
+  if (values.size === 0) return spans as IdentifierSpan[];
+  // What is claimed already, as a mask: a long text has hundreds of spans and of occurrences.
+  const claimed = new Uint8Array(text.length);
+  for (const span of spans) claimed.fill(1, span.start, span.end);
+  const all = [...spans];
+  const add = (kind: IdentifierKind, at: number, end: number) => {
+    const before = text.charAt(at - 1);
+    const after = text.charAt(end);
+    if (NOT_IN_VALUE.test(before) || NOT_IN_VALUE.test(after) || (before === "[" && after === "]")) return;
+    for (let k = at; k < end; k++) if (claimed[k] === 1) return;
+    claimed.fill(1, at, end);
+    all.push({ kind, start: at, end });
+  };
+  if (values.size <= 4) {
+    for (const [value, kind] of values) {
+      for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) add(kind, at, at + value.length);
+    }
+  } else {
+    // Many values: one scan for all of them, the longest first where two start alike.
+    const sorted = [...values.keys()].sort((x, y) => y.length - x.length);
+    const any = new RegExp(sorted.map((value) => RegExp.escape(value)).join("|"), "g");
+    for (const match of text.matchAll(any))
+      add(values.get(match[0]) as IdentifierKind, match.index, match.index + match[0].length);
+  }
+  return all.length === spans.length ? all : all.sort((x, y) => x.start - y.start);
 }
 
 /**

@@ -619,6 +619,8 @@ describe("redact: properties", () => {
         // placeholder, and a label whose value ends before the digit run it was found from.
         examples: [
           ["OBi a@a.aa"],
+          ["Bu@afl"],
+          ["200-200-0000 x0.a@a.aa"],
           ["DOB: March 1, 1900 Ng D"],
           ["dl0-0 DOB: 01/01/1900 0"],
           ["dL0-0 SSN: 001010001 20"],
