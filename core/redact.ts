@@ -216,8 +216,9 @@ const labelledFamilies: readonly LabelledFamily[] = [
     kind: "mrn",
     label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
     // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220";
-    // letters before groups of digits: "PN 2209 4471".
-    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${LETTERS_GROUPS}|${ID})`,
+    // letters before groups of digits: "PN 2209 4471"; a year's register and its number: "2024/00817";
+    // groups joined by a dash a word processor made long: "88–01–4472".
+    value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{2,4}\/\d{3,8}(?![\w\-/])|\d{2,4}(?:[–—]\d{2,6}){1,3}(?![\w\-–—])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${LETTERS_GROUPS}|${ID})`,
     // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
     veto: (text, at, value) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45 || wordBeforeGroups(value),
   },
@@ -2355,6 +2356,45 @@ function collectAddressTails(text: string, found: Claim[]): void {
   }
 }
 
+/** A date written without separators: "20261121". */
+const COMPACT_DATE = /^(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])$/;
+/** A cell that is a number of a record: digits, with letters or a dash before them ("00123998", "TX-11827"). */
+const ID_CELL = /^[ \t]*["']?((?:[A-Z]{1,4}[-_]?)?\d{6,12}|[A-Z]{1,4}-\d{5,10})["']?[ \t]*$/;
+/** A header row (its cells bare words: the columns say what a cell is) or a segment of HL7 or X12. */
+const NOT_A_BARE_ROW =
+  /^[ \t]*(?:[A-Za-z_][\w ]{0,29}(?:[,\t|;][ \t]*[A-Za-z_][\w ]{0,29})+[ \t]*$|[A-Z][A-Z0-9]{2}[|*])/;
+
+/**
+ * The number in a row of delimited values whose other cells hold a name already redacted
+ * ("00123998,[NAME],[NAME],F", "[NAME],[NAME],TX-11827"): a row about a person, with no header
+ * to say what its number is, holds that person's record number. Not under a header (the columns
+ * say what a cell is), not in an HL7 or X12 segment, and not a number of five digits or fewer
+ * (a CPT code, a row's own id).
+ */
+function collectRowIds(text: string, found: Claim[]): void {
+  let at = 0;
+  let previous = "";
+  for (const line of text.split("\n")) {
+    const lineAt = at;
+    at += line.length + 1;
+    const above = previous;
+    previous = line;
+    if (!line.includes("[NAME]") || NOT_A_BARE_ROW.test(line) || NOT_A_BARE_ROW.test(above)) continue;
+    const separator = [",", "\t", "|", ";"].find((candidate) => line.split(candidate).length >= 3);
+    if (separator === undefined) continue;
+    let cellAt = lineAt;
+    for (const cell of line.split(separator)) {
+      const id = ID_CELL.exec(cell);
+      if (id?.[1] !== undefined) {
+        const start = cellAt + cell.indexOf(id[1]);
+        const kind = COMPACT_DATE.test(id[1]) ? "date" : "mrn";
+        if (!overlaps(found, start, start + id[1].length)) found.push({ kind, start, end: start + id[1].length });
+      }
+      cellAt += cell.length + 1;
+    }
+  }
+}
+
 /** Kinds whose values come in pairs and lists of one shape: "serials 2219K0457 & 2219K0458". */
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
@@ -2417,6 +2457,7 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
   if (text.includes("]")) for (const detector of echoDetectors) collect(detector, text, found);
   if (!afterPlaceholders) collectSiblings(text, found);
   if (facts.digits.run >= 4) collectAddressTails(text, found);
+  if (facts.digits.run >= 4 && facts.placeholder) collectRowIds(text, found);
   if (facts.digit) collectOpaque(text, found);
   const taken = (start: number, end: number) => overlaps(found, start, end);
   for (const [from, to] of placed !== null ? placeholderWindows(text, placed) : [[0, text.length] as const]) {

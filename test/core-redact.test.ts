@@ -385,6 +385,8 @@ describe("redact: examples", () => {
       "el id del paciente PAC-44102 sale dos veces; closed HLTH-2291",
       "el id del paciente [MRN] sale dos veces; closed HLTH-2291",
     ],
+    // A row about a person, without a header, holds the person's record number; a register's number with its year.
+    ["00123998,Kowalski,Adam,F\nchart no. 2024/00817", "[MRN],[NAME],[NAME],F\nchart no. [MRN]"],
     // A pipe table's columns say what its cells are.
     [
       "| Pt # | Bed | Diet |\n|---|---|---|\n| 340012 | 4B | NPO |",
