@@ -501,8 +501,14 @@ const REGISTRY =
 /** Loopback and unspecified addresses identify no one; builders write them all the time. */
 const LOOPBACK = new Set(["127.0.0.1", "0.0.0.0", "::1", "::"]);
 
+/**
+ * A netmask (255.255.255.0): no one's address. (The ranges kept for documentation, 192.0.2.0/24
+ * and the like, are not: they are how writers make a patient's address up.)
+ */
+const NOBODYS_ADDRESS = /^255\.255\.(?:0|128|192|224|240|248|252|254|255)\.(?:0|128|192|224|240|248|252|254|255)$/;
+
 function ipv4Keep(value: string): number {
-  if (LOOPBACK.has(value)) return 0;
+  if (LOOPBACK.has(value) || NOBODYS_ADDRESS.test(value)) return 0;
   return value.split(".").every((octet) => Number(octet) <= 255) ? value.length : 0;
 }
 
@@ -819,7 +825,8 @@ const earlyDetectors: readonly Detector[] = [
     kind: "ip",
     needs: "digit",
     // Not a CIDR block ("10.0.0.0/8"): a range of a network, nobody's address.
-    pattern: rx(String.raw`(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\.?\d)(?!\w)(?!\/\d{1,2}(?!\d))`),
+    // Nor a package's four-part version ("fax-sdk==4.12.0.3").
+    pattern: rx(String.raw`(?<![\w.]|[=<>~]=)\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\.?\d)(?!\w)(?!\/\d{1,2}(?!\d))`),
     keep: ipv4Keep,
   },
 ];
@@ -2470,7 +2477,29 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
       found.push({ kind: "name", start: name.start + from, end: name.end + from });
     }
   }
-  return found.filter((span): span is IdentifierSpan => span.kind !== KEEP).sort((a, b) => a.start - b.start);
+  return found
+    .filter(
+      (span): span is IdentifierSpan => span.kind !== KEEP && !isDummy(span.kind, text.slice(span.start, span.end)),
+    )
+    .sort((a, b) => a.start - b.start);
+}
+
+/** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample". */
+const TEST_VALUE = /TEST|DEMO|SAMPLE|EXAMPLE|FAKE|DUMMY|X{3}/i;
+
+/**
+ * A number no one has, that builders write in fixtures and docs: the same digit six times or
+ * more ("00000000", "1111111"), a pair of digits repeated in a card's length ("4242 4242 4242
+ * 4242", Stripe's test card), or a value that says it is a test's. Not a name, an email, a URL or
+ * an address, which have their own tests of what is no one's. (Other made-up numbers, "5500 0000
+ * 0000 0004" or "01/01/01", are how writers make a patient's up: they stay identifiers.)
+ */
+function isDummy(kind: IdentifierKind, value: string): boolean {
+  if (kind === "name" || kind === "email" || kind === "url" || kind === "ip" || kind === "address") return false;
+  // An address in a field of another kind ("^NET^[PHONE]^ama.k@example.com") is no test's.
+  if (TEST_VALUE.test(value) && !value.includes("@")) return true;
+  const digits = value.replace(/\D/g, "");
+  return (digits.length >= 6 && /^(\d)\1+$/.test(digits)) || (digits.length >= 12 && /^(\d\d)\1+$/.test(digits));
 }
 
 export function containsIdentifiers(text: string): boolean {

@@ -387,6 +387,11 @@ describe("redact: examples", () => {
     ],
     // A row about a person, without a header, holds the person's record number; a register's number with its year.
     ["00123998,Kowalski,Adam,F\nchart no. 2024/00817", "[MRN],[NAME],[NAME],F\nchart no. [MRN]"],
+    // Numbers no one has: fixtures' repeated digits, Stripe's test card, a test's value, a package's version, a netmask.
+    [
+      "chart 00000000; card 4242 4242 4242 4242; mrn TEST-MRN-0001; pip install fax-sdk==4.12.0.3; mask 255.255.255.0; card 5500 0000 0000 0004",
+      "chart 00000000; card 4242 4242 4242 4242; mrn TEST-MRN-0001; pip install fax-sdk==4.12.0.3; mask 255.255.255.0; card [ACCOUNT]",
+    ],
     // A pipe table's columns say what its cells are.
     [
       "| Pt # | Bed | Diet |\n|---|---|---|\n| 340012 | 4B | NPO |",
@@ -484,7 +489,8 @@ const mrn = fc
 
 const ipv4 = fc
   .ipV4()
-  .filter((ip) => ip !== "127.0.0.1" && ip !== "0.0.0.0")
+  // Loopback, and a netmask (255.255.255.0), identify no one.
+  .filter((ip) => ip !== "127.0.0.1" && ip !== "0.0.0.0" && !ip.startsWith("255.255."))
   .map((value) => ({ label: "", value, kind: "IP" }));
 
 /** "::" and "::1" identify no one; "ab::cd"-like forms without a digit read as code and stay. */
