@@ -2326,22 +2326,30 @@ function scanAround(text: string, placed: readonly number[]): IdentifierSpan[] {
 }
 
 /**
+ * A town: up to three capitalised words, the first with small letters ("ANC" is a lab's), small
+ * joining words between ("San Miguel de Allende").
+ */
+const TOWN = String.raw`\p{Lu}\p{Ll}[\p{L}'’.\-]{0,29}(?:\s{1,2}(?:(?:de|del|la|las|los|do|da|dos|das|di|du|des|sur|am|an|im|bei|upon|on)\s{1,2})?\p{Lu}[\p{L}'’.\-]{1,30}){0,2}`;
+
+/**
  * The rest of a postal line after an address a detector found, up to its postal code and town:
  * "[ADDRESS], 2. OG links, 10969 Berlin", "…, Indiranagar, Bengaluru 560038". At most four
  * short parts of words and numbers between, on the same line; the postal code (four to six
  * digits, before or after the town) anchors it, so a sentence that goes on after an address is
  * not taken.
  */
-const ADDRESS_TAIL =
-  /^(?:,\s{1,2}[\p{L}\d'’.ºª°/\- ]{1,40}?){0,4}?,\s{1,2}(?:\d{4,6}\s{1,2}\p{Lu}[\p{L}'’.-]{1,30}(?:\s\p{Lu}[\p{L}'’.-]{1,30})?|\p{Lu}[\p{L}'’.-]{1,30}(?:\s\p{Lu}[\p{L}'’.-]{1,30})?\s{1,2}\d{4,6})(?![\p{L}\d])/u;
+const ADDRESS_TAIL = new RegExp(
+  String.raw`^(?:[ \t]{1,2}[\p{L}\d.º#/\-]{1,12}(?:[ \t][\p{L}\d.º#/\-]{1,12})?)?(?:,\s{1,2}[\p{L}\d'’.ºª°/\- ]{1,40}?){0,4}?,\s{1,2}(?:\d{4,6}\s{1,2}(?:${TOWN}|\p{Lu}{3,6}\b)|${TOWN}\s{1,2}\d{4,6})(?![\p{L}\d])`,
+  "u",
+);
 
 /**
- * What starts a postal line at the start of a line or after a label, when no detector knew its
- * street: a flat, a house or a block and its number ("Flat 302", "H.No. 7-1-212/A", "B-204"), or a
- * house number alone; then a comma, and `ADDRESS_TAIL` must follow.
+ * What starts a postal line at the start of a line, a sentence or after a label, when no detector
+ * knew its street: a flat, a house or a block and its number ("Flat 302", "H.No. 7-1-212/A",
+ * "B-204"); then a comma, and `ADDRESS_TAIL` must follow.
  */
 const POSTAL_LINE_HEAD =
-  /(?=[A-Z\d])(?<=(?:^|[:\n.]|["“(])[ \t]{0,3})(?:(?:Flat|Apt\.?|Apartment|Unit|H\.?\s?No\.?|Blk|Block|Plot|House|Hse|Casa|Door|Bldg|Suite)\s{0,2}[#.]?\s{0,2}[A-Z0-9][A-Z0-9/-]{0,9}|[A-Z]-\d{1,4}|\d{1,5}[A-Z]?)(?=,)/gm;
+  /(?=[A-Z])(?<=(?:^|[:\n]|\.[ \t]|["“(])[ \t]{0,3})(?:(?:Flat|Apt\.?|Apartment|Unit|(?:House|Hse|H\.?)\s?No\.?|Blk|Block|Plot|House|Hse|Casa|Door|Bldg|Suite|Sector)\s{0,2}[#.]?\s{0,2}[A-Z0-9][A-Z0-9/-]{0,9}|[A-Z]-\d{1,4})(?=,)/gm;
 
 function collectAddressTails(text: string, found: Claim[]): void {
   POSTAL_LINE_HEAD.lastIndex = 0;
@@ -2479,9 +2487,23 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
   }
   return found
     .filter(
-      (span): span is IdentifierSpan => span.kind !== KEEP && !isDummy(span.kind, text.slice(span.start, span.end)),
+      (span): span is IdentifierSpan =>
+        span.kind !== KEEP &&
+        !isDummy(span.kind, text.slice(span.start, span.end)) &&
+        !(span.kind === "age" && isAgeThreshold(text, span.start, span.end)),
     )
     .sort((a, b) => a.start - b.start);
+}
+
+/**
+ * An age that is a rule's bound, not a person's: "age > 120", "age >= 90", "90 and over", "90+",
+ * "95 or older". Safe Harbor's own bucket ("90 or older") names no one.
+ */
+function isAgeThreshold(text: string, start: number, end: number): boolean {
+  return (
+    /[<>≥≤]=?\s{0,2}$/.test(text.slice(Math.max(0, start - 4), start)) ||
+    /^(?:\+|\s{1,2}(?:and|or)\s{1,2}(?:over|older|above|up|more)\b)/.test(text.slice(end, end + 12))
+  );
 }
 
 /** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample". */

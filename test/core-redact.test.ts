@@ -410,6 +410,11 @@ describe("redact: examples", () => {
     ],
     // An extension is no extension where an email begins (a fast-check counterexample to idempotence).
     ["200-200-0000 x0.a@a.aa", "[PHONE] [EMAIL]"],
+    // Lab values are no postal line; a rule's age bound is no one's age.
+    [
+      "WBC 2.9, ANC 1100. meaning? age > 120 is rejected; ages 90 and over are bucketed",
+      "WBC 2.9, ANC 1100. meaning? age > 120 is rejected; ages 90 and over are bucketed",
+    ],
     // A bot's name in configuration and the holidays named like people stay.
     [
       '{"bot_name":"Ava","clinic":"Mayo Clinic"} for the Mother\'s Day campaign',
