@@ -93,7 +93,13 @@ const IBAN = String.raw`[A-Z]{2}\d{2}(?: ?(?=[A-Z]{0,3}\d)[A-Z0-9]{4}){2,7}(?: ?
 /** Digits printed in groups, as a statement or a label prints them: "4471 0029 118", "4471 2290 0018". */
 const DIGIT_GROUPS = String.raw`\d{3,5}(?: \d{2,5}){1,4}(?![\w\-]|\s{0,2}(?:%|ms|mg|kg|days?|hours?|min|minutes?|rows?|items?|patients?|pages?|times?)\b)`;
 
-const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|Januar|Jänner|Februar|März|Juni|Juli|Oktober|Dezember|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia)`;
+const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre)`;
+/**
+ * Months in German, Italian and Polish (its genitive, as dates write it), read only in a whole
+ * date with its day and year ("7. März 2024", "7 marca 1936"): every other date pattern tries
+ * `MONTH` at every word, and these would make it dearer for dates builders rarely write.
+ */
+const MONTH_ABROAD = `(?:Januar|Jänner|Februar|März|Juni|Juli|Oktober|Dezember|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia)`;
 const ORD = `(?:st|nd|rd|th)?`;
 /** Numeric dates must carry a year; dotted ones a 4-digit one, so "1.2.24" stays a version. */
 const NUMERIC_DATES = [
@@ -105,12 +111,18 @@ const NUMERIC_DATES = [
 ];
 /** Written dates with a day, starting with the day or with a digit. */
 const DAY_FIRST_DATES = [
-  String.raw`\d{1,2}(?:${ORD}|\.)\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\.?,?\s{1,3}(?:(?:de|del)\s{1,3})?\d{4}(?!\d)`,
+  String.raw`\d{1,2}(?:${ORD}|\.)\s{1,3}(?:(?:of|de)\s{1,3})?(?:${MONTH}|${MONTH_ABROAD})\.?,?\s{1,3}(?:(?:de|del)\s{1,3})?\d{4}(?!\d)`,
   String.raw`\d{1,2}${ORD}\s{1,3}(?:(?:of|de)\s{1,3})?${MONTH}\b\.?`,
 ];
+/**
+ * Before a month's name, what must follow it: a word of 3 to 13 characters, then a number. Tested
+ * first, it spares trying every month's name at every word (zero-width tests at one position
+ * commute, so the matches are the same).
+ */
+const MONTH_THEN_DAY = String.raw`(?=[^\s\d]{3,13}\s{1,3}\d)`;
 const MONTH_FIRST_DATES = [
-  String.raw`${MONTH}\.?\s{1,3}\d{1,2}${ORD},?\s{1,3}\d{4}(?!\d)`,
-  String.raw`${MONTH}\.?\s{1,3}\d{1,2}${ORD}(?![\w:])`,
+  String.raw`${MONTH_THEN_DAY}${MONTH}\.?\s{1,3}\d{1,2}${ORD},?\s{1,3}\d{4}(?!\d)`,
+  String.raw`${MONTH_THEN_DAY}${MONTH}\.?\s{1,3}\d{1,2}${ORD}(?![\w:])`,
 ];
 /** After a DOB label anything date-like counts: a bare year, 19800314, 3.14.80. */
 const DOB_VALUE = `(?:${[
@@ -132,6 +144,9 @@ const DOB_VALUE = `(?:${[
  * the week, a DICOM date tag, or an earlier date of a list or a range ("[DATE], 3/5", "[DATE]–3/7").
  */
 const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
+
+/** An age over 89 in words in Spanish, Portuguese, French, German or Italian, before the word for years. */
+const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)`;
 
 /** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
@@ -1218,14 +1233,13 @@ const detectors: readonly Detector[] = [
   },
   // Ages over 89 in words, in the languages patients write in, with their word for years:
   // "noventa y cuatro años", "noventa e sete anos", "quatre-vingt-seize ans", "zweiundneunzig
-  // Jahre", "novantadue anni", "cien años".
+  // Jahre", "novantadue anni", "cien años". Found from the word for years (rare: tried only at an
+  // "a" or a "j"), the number before it taken with it.
   {
     kind: "age",
     needs: "ageWordAbroad",
-    pattern: rx(
-      String.raw`\b(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)\s{1,2}(?:años|anos|ans|jahre|anni)(?![\p{L}])`,
-      "giu",
-    ),
+    pattern: rx(String.raw`(?=[aj])(?<=\b${AGE_ABROAD}\s{1,2})(?:años|anos|ans|jahre|anni)(?![\p{L}])`, "giu"),
+    reach: new RegExp(String.raw`\b${AGE_ABROAD}\s{1,2}$`, "iu"),
   },
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine", "[NAME], ninety-three".
   {
@@ -2170,7 +2184,7 @@ const PERSONAS = [
 ];
 /** A bot's name in configuration: `"bot_name": "Ava"`, `assistantName: 'Nora'`, `persona_name=Joy`. */
 const BOT_NAME_KEY =
-  /(?<=\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?)(\p{Lu}\p{Ll}+)/giu;
+  /\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?(\p{Lu}\p{Ll}+)/giu;
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
 const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;
 
@@ -2187,7 +2201,7 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   if (facts.a1c) claimNotPeople(A1C, text, found);
   if (facts.named) claimNotPeople(PERSONA, text, found);
   if (facts.bot) for (const pattern of PERSONAS) claimNotPeople(pattern, text, found);
-  if (facts.bot) claimNotPeople(BOT_NAME_KEY, text, found);
+  if (facts.bot && (text.includes("name") || text.includes("Name"))) claimNotPeople(BOT_NAME_KEY, text, found);
   if (facts.gherkin) claimNotPeople(GHERKIN, text, found);
 }
 

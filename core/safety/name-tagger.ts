@@ -53,6 +53,8 @@ const hash = (text: string) => fnv(text, 0, text.length, FNV_OFFSET);
 
 /** Runs of capitals, small letters, letters without case and digits as X, x, L and 9 ("Ji-hoon" → "Xx-x"), at most 6 marks. */
 function shape(text: string): string {
+  // Plain ASCII, most words, by code: the same marks without a string per character.
+  if (/^[\x00-\x7f]*$/.test(text)) return asciiShape(text);
   let out = "";
   let last = "";
   for (const char of text) {
@@ -72,6 +74,22 @@ function shape(text: string): string {
               : char;
     if (mark !== last || !(mark === "X" || mark === "x" || mark === "9" || mark === "L")) {
       out += mark;
+      if (out.length === 6) break;
+    }
+    last = mark;
+  }
+  return out;
+}
+
+/** `shape` of an ASCII word: "X" for a capital, "x" a small letter, "9" a digit, runs of one mark as one. */
+function asciiShape(text: string): string {
+  let out = "";
+  let last = -1;
+  for (let k = 0; k < text.length; k++) {
+    const code = text.charCodeAt(k);
+    const mark = code >= 48 && code <= 57 ? 57 : code >= 65 && code <= 90 ? 88 : code >= 97 && code <= 122 ? 120 : code;
+    if (mark !== last || !(mark === 88 || mark === 120 || mark === 57)) {
+      out += String.fromCharCode(mark);
       if (out.length === 6) break;
     }
     last = mark;

@@ -105,6 +105,19 @@ const GREETING = endsWith(
   /(?:^|[\n.!?]\s{0,3}|[^\p{L}\s]\s{0,2})(?:hi|hello|hey|dear|thanks|thank you|thx|regards|best|cheers|sincerely|love|ask|call|text|email|page|ping|tell|remind|notify|message|cc)[,:!]?\s{1,3}$|(?:^|\n)\s{0,3}(?:--?|—|–|~)\s{0,2}$|\s(?:--?|—|–)\s{0,2}$/iu,
 );
 
+/** The words `TITLE_CUE` ends with, as tokens read them (lower case): the word before a titled name. */
+const TITLE_CUE_WORDS = new Set(
+  "mr mrs ms mx dr prof sr sra srta sgt cpl pvt lt capt maj col gen rev fr sister brother pastor rabbi imam coach np rn lpn lvn cna crna pa-c np-c nurse".split(
+    " ",
+  ),
+);
+/** The words `GREETING` ends with ("thank you": "you"); a dash in the gap is its other ending. */
+const GREETING_WORDS = new Set(
+  "hi hello hey dear thanks you thx regards best cheers sincerely love ask call text email page ping tell remind notify message cc".split(
+    " ",
+  ),
+);
+
 /** The headers of a forwarded email: "From: Oksana Hrytsenko", "To: …". */
 const HEADER = endsWith(/(?:^|\n|\s)(?:from|to|cc|bcc)\s{0,2}:\s{0,3}$/i);
 
@@ -700,15 +713,21 @@ export function findNames(
     if (!token.capitalised && standing(token) !== Standing.Strong) continue;
     if (!mayFollowCue(tokens, i)) continue;
     const before = text.slice(Math.max(0, token.start - 40), token.start);
-    const header = HEADER.test(before);
-    const key = KEY.test(before) || header;
+    // Each cue pattern is tried only where the word or the punctuation it ends with is there: a
+    // header's or a key's colon in the gap, a title or a greeting as the word before.
+    const previous = tokens[i - 1]?.plain;
+    const labelMark = token.gap.includes(":") || token.gap.includes("=");
+    const header = labelMark && HEADER.test(before);
+    const key = header || (labelMark && KEY.test(before));
     const role = key || !ROLE_CUE_ENDS.test(before) ? null : ROLE_CUE.exec(before);
-    const continued = /\[NAME\],\s{1,2}$/.test(before);
+    const continued = token.gap.includes(",") && /\[NAME\],\s{1,2}$/.test(before);
     const labelled = key || continued || role?.groups?.separator !== undefined;
-    const titled = TITLE_CUE.test(before);
+    const titled = previous !== undefined && TITLE_CUE_WORDS.has(previous) && TITLE_CUE.test(before);
     const person = key || role !== null || titled || PERSON_CUE.test(before);
+    const greeted = (previous !== undefined && GREETING_WORDS.has(previous)) || /[-—–~]/.test(token.gap);
     // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
-    if (!(person || ((token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before)))) continue;
+    if (!(person || (greeted && (token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before))))
+      continue;
     // Capitals ("DEMIR YUSUF") only after a label or a key, not after an earlier name's comma.
     // A header in capitals ("TO: ONCOLOGY SCHEDULING") names a department as often as a person.
     const end = nameAfterCue(tokens, i, labelled, labelled && !continued && !header);
