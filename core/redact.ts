@@ -152,7 +152,7 @@ const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
 
 /** An extension: not the start of something else ("x0.a@a.aa" is an email, a fast-check counterexample). */
-const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}(?![\w@]|\.\w))?`;
+const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}(?!\w|\.\w|\S{0,64}@))?`;
 const US_PHONE = String.raw`(?:\+?1[\s.\-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.\-/]?)\d{3}[\s.\-/]?\d{4}${EXTENSION}`;
 /** "+44 20 7946 0958", "+91 98765 43210", "030 12345678" after a label. */
 const INTL_PHONE = String.raw`(?:\+\d{1,3}|0\d{1,4})(?:[\s.\-]\(?\d{1,8}\)?){1,5}`;

@@ -634,6 +634,7 @@ describe("redact: properties", () => {
           ["OBi a@a.aa"],
           ["Bu@afl"],
           ["200-200-0000 x0.a@a.aa"],
+          ["200-200-0000 x0!a.a@a.aa"],
           ["DOB: March 1, 1900 Ng D"],
           ["dl0-0 DOB: 01/01/1900 0"],
           ["dL0-0 SSN: 001010001 20"],
