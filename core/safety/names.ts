@@ -53,10 +53,11 @@ export interface Token {
   tagger: TaggerToken["tagger"];
 }
 
+/** A set of words, written as one space-separated string. */
+const wordSet = (words: string): ReadonlySet<string> => new Set(words.split(" "));
+
 /** Lower-case words that join the parts of a name: "van der Berg", "de la Cruz", "bin Hassan". */
-const PARTICLES = new Set(
-  "van von der den de del della di da das dos du la le bin binti ibn al el ter ten y st mac".split(" "),
-);
+const PARTICLES = wordSet("van von der den de del della di da das dos du la le bin binti ibn al el ter ten y st mac");
 
 const MAX_PARTICLE = Math.max(...[...PARTICLES].map((particle) => particle.length));
 
@@ -106,16 +107,12 @@ const GREETING = endsWith(
 );
 
 /** The words `TITLE_CUE` ends with, as tokens read them (lower case): the word before a titled name. */
-const TITLE_CUE_WORDS = new Set(
-  "mr mrs ms mx dr prof sr sra srta sgt cpl pvt lt capt maj col gen rev fr sister brother pastor rabbi imam coach np rn lpn lvn cna crna pa-c np-c nurse".split(
-    " ",
-  ),
+const TITLE_CUE_WORDS = wordSet(
+  "mr mrs ms mx dr prof sr sra srta sgt cpl pvt lt capt maj col gen rev fr sister brother pastor rabbi imam coach np rn lpn lvn cna crna pa-c np-c nurse",
 );
 /** The words `GREETING` ends with ("thank you": "you"); a dash in the gap is its other ending. */
-const GREETING_WORDS = new Set(
-  "hi hello hey dear thanks you thx regards best cheers sincerely love ask call text email page ping tell remind notify message cc".split(
-    " ",
-  ),
+const GREETING_WORDS = wordSet(
+  "hi hello hey dear thanks you thx regards best cheers sincerely love ask call text email page ping tell remind notify message cc",
 );
 
 /** The headers of a forwarded email: "From: Oksana Hrytsenko", "To: …". */
@@ -184,17 +181,13 @@ function mayFollowCue(tokens: readonly Token[], i: number): boolean {
 }
 
 /** Credentials after a name ("Priya Raman, PharmD"): never part of one. */
-const CREDENTIALS = new Set(
-  "md do rn np pa pa-c lpn lvn cna crna cnm fnp dnp msn bsn phd psyd pharmd rph dds dmd od dpt ot pt lcsw lmft mph mba facp faan".split(
-    " ",
-  ),
+const CREDENTIALS = wordSet(
+  "md do rn np pa pa-c lpn lvn cna crna cnm fnp dnp msn bsn phd psyd pharmd rph dds dmd od dpt ot pt lcsw lmft mph mba facp faan",
 );
 
 /** Acronyms of healthcare software, in capitals: the tagger never takes one for a name ("Dr. SMS" is no doctor). */
-const ACRONYMS = new Set(
-  "sms mms mrn dob ssn npi dea ehr emr phi pii hipaa baa icu ed er or api url pdf ivr otp cpt icd hl7 fhir sso mfa crm csv json xml sql ci cd qa ux ui llm".split(
-    " ",
-  ),
+const ACRONYMS = wordSet(
+  "sms mms mrn dob ssn npi dea ehr emr phi pii hipaa baa icu ed er or api url pdf ivr otp cpt icd hl7 fhir sso mfa crm csv json xml sql ci cd qa ux ui llm",
 );
 
 /** Whether a word has parts: a hyphen or an apostrophe ("Ji-hoon", "O'Brien"). */
@@ -475,14 +468,12 @@ export function isTaggerCandidate(token: Token): boolean {
 }
 
 /** Pronouns, determiners and small joining words: nobody's name in running text. */
-const FUNCTION_WORDS: ReadonlySet<string> = new Set(
-  "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i im ive ill id youre youve youll were weve well theyre theyve its itll thats theres dont doesnt didnt cant wont isnt arent wasnt".split(
-    " ",
-  ),
+const FUNCTION_WORDS: ReadonlySet<string> = wordSet(
+  "my your our their his her its this that these those the a an and or but if so as at by in of on to we you they he she it me us them i im ive ill id youre youve youll were weve well theyre theyve its itll thats theres dont doesnt didnt cant wont isnt arent wasnt",
 );
 /** Titles and honorifics: the word before a name, never one ("Mr. [NAME]", "Prof. [NAME]"). */
-const TITLE_WORDS: ReadonlySet<string> = new Set(
-  "mr mrs ms mx miss dr prof sr sra srta mme mlle herr frau sig dott rev fr sgt capt lt col gen hon".split(" "),
+const TITLE_WORDS: ReadonlySet<string> = wordSet(
+  "mr mrs ms mx miss dr prof sr sra srta mme mlle herr frau sig dott rev fr sgt capt lt col gen hon",
 );
 
 /**
@@ -519,32 +510,26 @@ export const taggerStanding = (token: TaggerToken): number => {
 export const taggerMedical = (token: TaggerToken): boolean => vocab().medical.has(fold(token.plain));
 
 /** Relatives after a possessive name: "Kelechi's sister". */
-const RELATIVES = new Set(
-  "son daughter child kid kids baby mother mom mum father dad parents wife husband spouse partner brother sister grandson granddaughter grandmother grandfather grandma grandpa aunt uncle niece nephew cousin caregiver guardian family".split(
-    " ",
-  ),
+const RELATIVES = wordSet(
+  "son daughter child kid kids baby mother mom mum father dad parents wife husband spouse partner brother sister grandson granddaughter grandmother grandfather grandma grandpa aunt uncle niece nephew cousin caregiver guardian family",
 );
 /** Verbs of people, right after a name: "Marisol lives in…", "Hollis is out". */
-const PERSON_VERBS = new Set(
-  "lives lived turns turned called calls texted texts emailed emails said says sent sends wants wanted asked asks needs needed missed misses moved works worked prefers speaks uses signed approved left visited arrived died passed refused declined cancelled canceled rescheduled knows knew".split(
-    " ",
-  ),
+const PERSON_VERBS = wordSet(
+  "lives lived turns turned called calls texted texts emailed emails said says sent sends wants wanted asked asks needs needed missed misses moved works worked prefers speaks uses signed approved left visited arrived died passed refused declined cancelled canceled rescheduled knows knew",
 );
 /** Verbs only people do, strong enough to mark a word no list knows: "Chukwuemeka says…". */
-const SPEECH_VERBS = new Set(
-  "says said texted emailed asked told mentioned complained replied wrote confirmed insists insisted".split(" "),
+const SPEECH_VERBS = wordSet(
+  "says said texted emailed asked told mentioned complained replied wrote confirmed insists insisted",
 );
 /**
  * What only a person does, right after a name that is also a word ("Joy reviewed", "Tamar owns",
  * "Grace wants"): with these, "Grace" is a person; "Summer", "Will", "Mark" too.
  */
-const HUMAN_VERBS = new Set(
-  "wants wanted reviewed approved signed owns covers covered prefers thinks knows knew called calls texted emailed".split(
-    " ",
-  ),
+const HUMAN_VERBS = wordSet(
+  "wants wanted reviewed approved signed owns covers covered prefers thinks knows knew called calls texted emailed",
 );
 /** Words a chat message opens with before a name: "ok so grace is out", "lol frank just…". */
-const CHAT_OPENERS = new Set("ok okay so lol also btw fyi hey hi and but fwiw".split(" "));
+const CHAT_OPENERS = wordSet("ok okay so lol also btw fyi hey hi and but fwiw");
 /** Words a names list may hold that, in lower case in a chat, are function words, pronouns, relatives or teams. */
 const NOT_ADDRESSED: ReadonlySet<string> = new Set([
   ...FUNCTION_WORDS,
@@ -553,7 +538,7 @@ const NOT_ADDRESSED: ReadonlySet<string> = new Set([
   ),
 ]);
 /** Verbs that address a person by name in a chat: "ask sunny if", "pinged mark about", "ty rich for". */
-const ADDRESSING = new Set("ask asked tell told ping pinged thanks thx ty cc".split(" "));
+const ADDRESSING = wordSet("ask asked tell told ping pinged thanks thx ty cc");
 /** A post on a team, after "on", "at", "from", "in": "the night shift", "the front desk", "billing". */
 const POST =
   /^[ \t]{1,2}(?:the[ \t]{1,2})?(?:front[ \t]{1,2}desk|night[ \t]{1,2}shift|day[ \t]{1,2}shift|evening[ \t]{1,2}shift|billing|scheduling|registration|triage|intake[ \t]{1,2}desk|call[ \t]{1,2}center)\b/i;
@@ -570,21 +555,19 @@ const OF_THINGS =
 const THING_BEFORE = new Set(["of", "the", "a", "an", "team"]);
 
 /** Words before a single lower-case name that is a person's: "for ravi". */
-const PERSON_PREPOSITIONS = new Set("for to with from by cc".split(" "));
+const PERSON_PREPOSITIONS = wordSet("for to with from by cc");
 /** "the Okafor twins", "the Nguyen family". */
-const FAMILY = new Set("twins family household kids children parents sisters brothers".split(" "));
+const FAMILY = wordSet("twins family household kids children parents sisters brothers");
 
 /** A chat log line's time stamp, right before its speaker: "[13:02] ", "[9:14 AM] ". */
 const CHAT_STAMP = /\[\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?\]\s{1,2}$/i;
 /** Speakers of a chat log that are no person's name. */
-const SPEAKER_ROLES = new Set(
-  "me you caller agent bot system user patient pt nurse doctor dr admin support assistant staff operator ivr sms ai host guest customer member rep tech".split(
-    " ",
-  ),
+const SPEAKER_ROLES = wordSet(
+  "me you caller agent bot system user patient pt nurse doctor dr admin support assistant staff operator ivr sms ai host guest customer member rep tech",
 );
 
 /** Headers of an email or a ticket, at the start of a line before ": ". */
-const HEADER_WORDS = new Set("from to cc bcc subject date re fwd sent reply status summary".split(" "));
+const HEADER_WORDS = wordSet("from to cc bcc subject date re fwd sent reply status summary");
 
 /** One or two spaces or tabs: the gap between the words of a phrase (one space, most gaps, without the pattern). */
 function isSpaced(gap: string): boolean {
