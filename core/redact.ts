@@ -1833,7 +1833,7 @@ const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six",
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
 const SSN_WORDS = ["social", "ssn", "security"];
 const BOT_WORDS = ["bot", "assistant", "persona", "agent", "avatar", "voice"];
-/** What every age over 89 in words holds, in the languages its detectors read. */
+/** What every age over 89 in words holds, in English. */
 const AGE_WORDS = ["ninety", "hundred"];
 /** What an age over 89 in words in another language holds: a number word, and the word for years. */
 const AGE_WORDS_ABROAD = ["noventa", "cien", "cem", "cent", "quatre-vingt", "nonante", "neunzig", "hundert", "novanta"];
@@ -1963,7 +1963,7 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  * just before a date a detector found (`isSystemEventDate`), so it costs nothing where there is no date.
  */
 const SYSTEM_EVENT_BEFORE =
-  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holidays?|closed|skips?|supersed(?:e[sd]?|ing)|(?:last\s{1,2})?modified|lastUpdated|notAfter|notBefore|GA|LTS|EOL|build|d[ée]ploiement|mise\s{1,2}en\s{1,2}production|wartung\w*|zertifikat\w*|lanzamiento|despliegue|implanta[cç][aã]o|lan[cç]amento|manuten[cç][aã]o|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–—])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
+  /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holidays?|closed|skips?|supersed(?:e[sd]?|ing)|(?:last\s{1,2})?modified|lastUpdated|notAfter|notBefore|LTS|EOL|build|d[ée]ploiement|mise\s{1,2}en\s{1,2}production|wartung\w*|zertifikat\w*|lanzamiento|despliegue|implanta[cç][aã]o|lan[cç]amento|manuten[cç][aã]o|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–—])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
 
 /** The days of each month, February's in a leap year (no other year to know it by). */
 const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
