@@ -128,6 +128,9 @@ const PREFIXED_CAPITAL = /^(?:al|el|bin|ibn|abu|bint|d|da|de|di|van|von)[-'’]\
 
 /** A hyphen or an apostrophe within a word's first five characters: where `PREFIXED_CAPITAL` can match. */
 function hasJoinEarly(word: string): boolean {
+  // Its particles start with a, b, d, e, i or v: most words are settled by their first letter.
+  const first = word.charCodeAt(0);
+  if (first !== 97 && first !== 98 && first !== 100 && first !== 101 && first !== 105 && first !== 118) return false;
   for (let k = 1; k < Math.min(5, word.length - 1); k++) {
     const code = word.charCodeAt(k);
     if (code === 45 || code === 39 || code === 8217) return true;
