@@ -101,6 +101,8 @@ const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|Jul
  */
 const MONTH_ABROAD = `(?:Januar|Jänner|Februar|März|Juni|Juli|Oktober|Dezember|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia)`;
 const ORD = `(?:st|nd|rd|th)?`;
+/** A date written without separators, with a plausible year, month and day: "20240307". */
+const YYYYMMDD = String.raw`(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])`;
 /** Numeric dates must carry a year; dotted ones a 4-digit one, so "1.2.24" stays a version. */
 const NUMERIC_DATES = [
   String.raw`\d{1,2}[/\-]\d{1,2}[/\-](?:\d{4}|\d{2})(?!\d)`,
@@ -253,7 +255,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
     // Dates of events in a person's care: admission, discharge, service, visit, surgery, death.
     kind: "date",
     label: String.raw`(?:admit(?:ted)?|admission|discharge(?:d)?|disch|d\/c|service|visit|appt|appointment|surgery|procedure|death|DOD|DOS|encounter|seen)${_}(?:date|dt|on)?${SEP}`,
-    value: String.raw`(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d))`,
+    value: String.raw`(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|${YYYYMMDD}(?!\d))`,
   },
   {
     kind: "fax",
@@ -1529,7 +1531,7 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?:(?<=${DATE_CUE_BEFORE})(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)|(?<=${DATE_CUE_BEFORE})(?:(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])|\d{1,2}\.\d{1,2}\.\d{2})(?![\w/\-]|\.\d))`,
+      String.raw`${AT_DIGIT}(?:(?<=${DATE_CUE_BEFORE})(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)|(?<=${DATE_CUE_BEFORE})(?:${YYYYMMDD}|\d{1,2}\.\d{1,2}\.\d{2})(?![\w/\-]|\.\d))`,
       "gi",
     ),
     veto: isSystemEventDate,
@@ -1538,9 +1540,7 @@ const detectors: readonly Detector[] = [
   {
     kind: "date",
     needs: "digit",
-    pattern: rx(
-      String.raw`(?<![\w\-.])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?(?![\w\-]|\.\d)`,
-    ),
+    pattern: rx(String.raw`(?<![\w\-.])${YYYYMMDD}(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?(?![\w\-]|\.\d)`),
   },
   // Day, month and year in capitals: "19-JAN-2024", "03 FEB 2023".
   {
@@ -1560,7 +1560,7 @@ const detectors: readonly Detector[] = [
   {
     kind: "date",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w\-.])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])T\d{4,6}Z?(?![\w\-])`),
+    pattern: rx(String.raw`(?<![\w\-.])${YYYYMMDD}T\d{4,6}Z?(?![\w\-])`),
   },
   // Compact dates as feeds print them: "3Jan24", "19JAN2024".
   {
@@ -1654,7 +1654,7 @@ const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
     kind: "dob",
     needs: "digit",
     cue: /(?<!\[)\b(?:dob|birth\w*|born|PID-7|DMG)\b(?!\])/i,
-    pattern: rx(String.raw`(?<![\w.\-/])(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?![\w\-/]|\.\d)`),
+    pattern: rx(String.raw`(?<![\w.\-/])${YYYYMMDD}(?![\w\-/]|\.\d)`),
   },
 ];
 
@@ -2386,7 +2386,7 @@ function collectAddressTails(text: string, found: Claim[]): void {
 }
 
 /** A date written without separators: "20261121". */
-const COMPACT_DATE = /^(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])$/;
+const COMPACT_DATE = new RegExp(`^${YYYYMMDD}$`);
 /** A cell that is a number of a record: digits, with letters or a dash before them ("00123998", "TX-11827"). */
 const ID_CELL = /^[ \t]*["']?((?:[A-Z]{1,4}[-_]?)?\d{6,12}|[A-Z]{1,4}-\d{5,10})["']?[ \t]*$/;
 /** A header row (its cells bare words: the columns say what a cell is) or a segment of HL7 or X12. */
@@ -2409,10 +2409,10 @@ function collectRowIds(text: string, found: Claim[]): void {
     const above = previous;
     previous = line;
     if (!line.includes("[NAME]") || NOT_A_BARE_ROW.test(line) || NOT_A_BARE_ROW.test(above)) continue;
-    const separator = [",", "\t", "|", ";"].find((candidate) => line.split(candidate).length >= 3);
-    if (separator === undefined) continue;
+    const cells = [",", "\t", "|", ";"].map((separator) => line.split(separator)).find((split) => split.length >= 3);
+    if (cells === undefined) continue;
     let cellAt = lineAt;
-    for (const cell of line.split(separator)) {
+    for (const cell of cells) {
       const id = ID_CELL.exec(cell);
       if (id?.[1] !== undefined) {
         const start = cellAt + cell.indexOf(id[1]);
