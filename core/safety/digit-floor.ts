@@ -144,19 +144,27 @@ export function digitFloor(source: string): DigitFloor {
     return isDigit(char) ? DIGIT : BREAK;
   };
 
-  /** An escape outside a class: `\d` is a digit, `\b` and `\B` assert; the rest are skipped whole. */
-  const escaped = (): Floor => {
+  /**
+   * Steps over the escape at `at` whole (`\x39`, `\u{1F600}`, `\p{Lu}`, `\cA`; outside a class
+   * also `\k<name>` and a back-reference's digits) and says which letter it was.
+   */
+  const skipEscape = (inClass: boolean): string | undefined => {
     const char = source[at + 1];
     at += 2;
-    if (char === "d") return DIGIT;
-    if (char === "b" || char === "B") return EMPTY;
     if (char === "x") at += 2;
     else if (char === "u") at = source[at] === "{" ? source.indexOf("}", at) + 1 : at + 4;
     else if (char === "p" || char === "P") at = source.indexOf("}", at) + 1;
-    else if (char === "k") at = source.indexOf(">", at) + 1;
     else if (char === "c") at += 1;
-    else if (isDigit(char)) while (isDigit(source[at])) at++;
-    return BREAK;
+    else if (!inClass && char === "k") at = source.indexOf(">", at) + 1;
+    else if (!inClass && isDigit(char)) while (isDigit(source[at])) at++;
+    return char;
+  };
+
+  /** An escape outside a class: `\d` is a digit, `\b` and `\B` assert; the rest are skipped whole. */
+  const escaped = (): Floor => {
+    const char = skipEscape(false);
+    if (char === "d") return DIGIT;
+    return char === "b" || char === "B" ? EMPTY : BREAK;
   };
 
   /** `[…]`: whether everything it matches is a digit. */
@@ -169,14 +177,7 @@ export function digitFloor(source: string): DigitFloor {
     while (at < source.length && source[at] !== "]") {
       empty = false;
       if (source[at] === "\\") {
-        const char = source[at + 1];
-        at += 2;
-        if (char === "d") continue;
-        onlyDigits = false;
-        if (char === "x") at += 2;
-        else if (char === "u") at = source[at] === "{" ? source.indexOf("}", at) + 1 : at + 4;
-        else if (char === "p" || char === "P") at = source.indexOf("}", at) + 1;
-        else if (char === "c") at += 1;
+        if (skipEscape(true) !== "d") onlyDigits = false;
         continue;
       }
       const low = source[at];
@@ -187,10 +188,7 @@ export function digitFloor(source: string): DigitFloor {
         if (high === "\\") {
           // An escaped range end (`\x39`): not worth reading, so not surely a digit.
           high = undefined;
-          const char = source[at + 1];
-          at += 2;
-          if (char === "x") at += 2;
-          else if (char === "u") at = source[at] === "{" ? source.indexOf("}", at) + 1 : at + 4;
+          skipEscape(true);
         } else at++;
         if (!(isDigit(low) && isDigit(high))) onlyDigits = false;
         continue;
