@@ -536,8 +536,8 @@ const CHAT_OPENERS = wordSet("ok okay so lol also btw fyi hey hi and but fwiw");
 /** Words a names list may hold that, in lower case in a chat, are function words, pronouns, relatives or teams. */
 const NOT_ADDRESSED: ReadonlySet<string> = new Set([
   ...FUNCTION_WORDS,
-  ..."then has have had just still now also there here what when where which while well yes not only even never always already soon again maybe some him who whom someone everyone anyone somebody everybody nobody mom dad mum mother father wife husband son daughter sister brother driver billing scheduling registration triage intake pharmacy legal compliance security ops support staff team nurse doctor admin".split(
-    " ",
+  ...wordSet(
+    "then has have had just still now also there here what when where which while well yes not only even never always already soon again maybe some him who whom someone everyone anyone somebody everybody nobody mom dad mum mother father wife husband son daughter sister brother driver billing scheduling registration triage intake pharmacy legal compliance security ops support staff team nurse doctor admin",
   ),
 ]);
 /** Verbs that address a person by name in a chat: "ask sunny if", "pinged mark about", "ty rich for". */
@@ -555,7 +555,7 @@ const NAME_AFTER = /^[ \t]{1,2}(?:and|&)[ \t]{1,2}\[NAME\]/;
 const OF_THINGS =
   /^[ \t]{1,2}(?:offices|fields|sites|clinics|teams|hospitals|campuses|locations|templates|tests|signs|scores)\b/;
 /** Words before a capitalised word that make it part of a thing's name: "the Charge Nurse", "City of Hope". */
-const THING_BEFORE = new Set(["of", "the", "a", "an", "team"]);
+const THING_BEFORE = wordSet("of the a an team");
 
 /** Words before a single lower-case name that is a person's: "for ravi". */
 const PERSON_PREPOSITIONS = wordSet("for to with from by cc");
@@ -577,12 +577,12 @@ function isSpaced(gap: string): boolean {
   return gap === " " || /^[ \t]{1,2}$/.test(gap);
 }
 /** The words before a post on a team: "dawn on the night shift", "rose from the front desk". */
-const AT_POST = new Set(["on", "at", "from"]);
+const AT_POST = wordSet("on at from");
 /** Determiners before a noun: "the guy at the front desk". */
-const DETERMINERS = new Set(["the", "a", "an", "this", "that", "our", "some", "any", "every"]);
+const DETERMINERS = wordSet("the a an this that our some any every");
 /** Possessives before a relative: "my husband raymond"; in the third person, "Rose and her husband". */
-const POSSESSIVES = new Set(["my", "her", "his", "their", "our"]);
-const THIRD_PERSON = new Set(["her", "his", "their"]);
+const POSSESSIVES = wordSet("my her his their our");
+const THIRD_PERSON = wordSet("her his their");
 
 /** A word alone at the start of a line, right before ": " (not "ALL CAPS:", a heading). */
 function isSpeakerAt(text: string, token: Token): boolean {
