@@ -59,7 +59,7 @@ export function auditWriter(sqlite: Database): (batch: string) => void {
     }
     for (; at < rows.length; at++) insert.run(...(rows[at] as Array<string | number | null>));
   });
-  return (batch) => writeAll(JSON.parse(batch));
+  return (batch) => writeAll.immediate(JSON.parse(batch));
 }
 
 export interface AuditSink {

@@ -111,7 +111,7 @@ export class SqliteDayCounts implements DayCountStore {
   }
 
   save(rows: readonly DayCountRow[]): void {
-    this.saveAll(rows);
+    this.saveAll.immediate(rows);
   }
 }
 

@@ -37,7 +37,7 @@ export class GroupCommit {
             outcomes.push({ ok: false, error });
           }
         }
-      })();
+      }).immediate();
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;

@@ -45,7 +45,7 @@ export function createSessionIn(db: Db, userId: string, orgId: string | undefine
       at: now,
     });
     return { token, expiresAt: row.expiresAt };
-  })();
+  }).immediate();
 }
 
 export class SqliteAccountStore implements AccountStore {
@@ -99,7 +99,7 @@ export class SqliteAccountStore implements AccountStore {
       db.orm.insert(users).values({ id, email: user.email, passwordHash: user.passwordHash, createdAt: now }).run();
       db.orm.insert(memberships).values({ userId: id, orgId: user.orgId, role: user.role, createdAt: now }).run();
       return ok({ id });
-    })();
+    }).immediate();
   }
 
   async createUser(user: NewUser): Promise<Result<{ id: string }, "email_taken">> {
@@ -172,6 +172,6 @@ export class SqliteAccountStore implements AccountStore {
       const created = this.createUserSync(user);
       if (created.ok) db.orm.delete(settings).where(eq(settings.key, SETUP_CODE_KEY)).run();
       return created;
-    })();
+    }).immediate();
   }
 }

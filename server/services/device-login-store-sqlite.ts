@@ -66,7 +66,7 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
         })
         .run();
       return code;
-    })();
+    }).immediate();
     return { deviceCode, userCode: formatUserCode(userCode), expiresAt };
   }
 
@@ -96,7 +96,7 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
       if (row === undefined || outcome === null) return EXPIRED;
       db.orm.update(deviceLogins).set({ lastPolledAt: now }).where(eq(deviceLogins.id, row.id)).run();
       return outcome.status === "collect" ? this.collectSession(row, now) : { status: outcome.status };
-    })();
+    }).immediate();
   }
 
   /** Marks the request consumed and creates the approver's session: inside the poll's transaction, so once. */
@@ -141,6 +141,6 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
         at: now,
       });
       return ok({ ...toView(found.value), status });
-    })();
+    }).immediate();
   }
 }

@@ -81,7 +81,7 @@ export class SqliteRetentionStore implements RetentionStore {
         this.deleteSteps.run(id);
         this.deleteRun.run(id);
       }
-    })();
+    }).immediate();
     return ids.length;
   }
 

@@ -55,7 +55,7 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
         targetId: row.id,
         at: now,
       });
-    })();
+    }).immediate();
     return { ...toTokenView(row), token };
   }
 
@@ -87,7 +87,7 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
       db.orm.update(apiTokens).set({ revokedAt: now, revokedBy: input.actor.id }).where(eq(apiTokens.id, row.id)).run();
       writeAudit(db, { orgId: input.orgId, actor: input.actor, action: "token.revoke", targetId: row.id, at: now });
       return ok(toTokenView({ ...row, revokedAt: now, revokedBy: input.actor.id }));
-    })();
+    }).immediate();
   }
 
   findByHashSync(hash: string): TokenLookup | null {
@@ -102,6 +102,6 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
     if (uses.size === 0) return;
     this.db.sqlite.transaction(() => {
       for (const [id, at] of uses) this.touchOne.run(id, at);
-    })();
+    }).immediate();
   }
 }
