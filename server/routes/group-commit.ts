@@ -29,15 +29,17 @@ export class GroupCommit {
     this.queue = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      this.sqlite.transaction(() => {
-        for (const item of batch) {
-          try {
-            outcomes.push({ ok: true, value: this.sqlite.transaction(item.work)() });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
+      this.sqlite
+        .transaction(() => {
+          for (const item of batch) {
+            try {
+              outcomes.push({ ok: true, value: this.sqlite.transaction(item.work)() });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
           }
-        }
-      }).immediate();
+        })
+        .immediate();
     } catch (error) {
       for (const item of batch) item.reject(error);
       return;

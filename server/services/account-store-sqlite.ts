@@ -27,25 +27,27 @@ import { writeAudit } from "./admin-audit-sqlite.ts";
  * caller's transaction when there is one (a device-link poll collects its session this way).
  */
 export function createSessionIn(db: Db, userId: string, orgId: string | undefined, now: number): CreatedSession {
-  return db.sqlite.transaction((): CreatedSession => {
-    const inOrg = orgId === undefined ? undefined : eq(memberships.orgId, orgId);
-    const membership = db.orm
-      .select()
-      .from(memberships)
-      .where(and(eq(memberships.userId, userId), inOrg))
-      .get();
-    if (!membership) throw new Error("user has no organization");
-    const { token, row } = mintSession(userId, membership.orgId, now);
-    db.orm.insert(sessions).values(row).run();
-    writeAudit(db, {
-      orgId: membership.orgId,
-      actor: { kind: "user", id: userId },
-      action: "session.create",
-      targetId: null,
-      at: now,
-    });
-    return { token, expiresAt: row.expiresAt };
-  }).immediate();
+  return db.sqlite
+    .transaction((): CreatedSession => {
+      const inOrg = orgId === undefined ? undefined : eq(memberships.orgId, orgId);
+      const membership = db.orm
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.userId, userId), inOrg))
+        .get();
+      if (!membership) throw new Error("user has no organization");
+      const { token, row } = mintSession(userId, membership.orgId, now);
+      db.orm.insert(sessions).values(row).run();
+      writeAudit(db, {
+        orgId: membership.orgId,
+        actor: { kind: "user", id: userId },
+        action: "session.create",
+        targetId: null,
+        at: now,
+      });
+      return { token, expiresAt: row.expiresAt };
+    })
+    .immediate();
 }
 
 export class SqliteAccountStore implements AccountStore {
@@ -90,16 +92,18 @@ export class SqliteAccountStore implements AccountStore {
 
   private createUserSync(user: NewUser): Result<{ id: string }, "email_taken"> {
     const db = this.db;
-    return db.sqlite.transaction((): Result<{ id: string }, "email_taken"> => {
-      if (db.orm.select({ id: users.id }).from(users).where(eq(users.email, user.email)).get()) {
-        return err("email_taken");
-      }
-      const now = this.now();
-      const id = newId("usr");
-      db.orm.insert(users).values({ id, email: user.email, passwordHash: user.passwordHash, createdAt: now }).run();
-      db.orm.insert(memberships).values({ userId: id, orgId: user.orgId, role: user.role, createdAt: now }).run();
-      return ok({ id });
-    }).immediate();
+    return db.sqlite
+      .transaction((): Result<{ id: string }, "email_taken"> => {
+        if (db.orm.select({ id: users.id }).from(users).where(eq(users.email, user.email)).get()) {
+          return err("email_taken");
+        }
+        const now = this.now();
+        const id = newId("usr");
+        db.orm.insert(users).values({ id, email: user.email, passwordHash: user.passwordHash, createdAt: now }).run();
+        db.orm.insert(memberships).values({ userId: id, orgId: user.orgId, role: user.role, createdAt: now }).run();
+        return ok({ id });
+      })
+      .immediate();
   }
 
   async createUser(user: NewUser): Promise<Result<{ id: string }, "email_taken">> {
@@ -165,13 +169,15 @@ export class SqliteAccountStore implements AccountStore {
 
   async completeSetup(code: string, user: NewUser): Promise<Result<{ id: string }, SetupError>> {
     const db = this.db;
-    return db.sqlite.transaction((): Result<{ id: string }, SetupError> => {
-      if (this.userCountSync() > 0) return err("already_set_up");
-      const stored = this.findSetupCodeSync();
-      if (stored === null || !setupCodeMatches(stored, code)) return err("invalid_code");
-      const created = this.createUserSync(user);
-      if (created.ok) db.orm.delete(settings).where(eq(settings.key, SETUP_CODE_KEY)).run();
-      return created;
-    }).immediate();
+    return db.sqlite
+      .transaction((): Result<{ id: string }, SetupError> => {
+        if (this.userCountSync() > 0) return err("already_set_up");
+        const stored = this.findSetupCodeSync();
+        if (stored === null || !setupCodeMatches(stored, code)) return err("invalid_code");
+        const created = this.createUserSync(user);
+        if (created.ok) db.orm.delete(settings).where(eq(settings.key, SETUP_CODE_KEY)).run();
+        return created;
+      })
+      .immediate();
   }
 }

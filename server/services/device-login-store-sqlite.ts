@@ -47,26 +47,28 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
     const now = this.now();
     const deviceCode = generateDeviceCode();
     const expiresAt = now + DEVICE_LOGIN_TTL_MS;
-    const userCode = db.sqlite.transaction((): string => {
-      db.orm
-        .delete(deviceLogins)
-        .where(lt(deviceLogins.expiresAt, now - KEEP_FINISHED_MS))
-        .run();
-      const code = this.unusedUserCode();
-      db.orm
-        .insert(deviceLogins)
-        .values({
-          id: newId("dev"),
-          deviceCodeHash: sha256Hex(deviceCode),
-          userCode: code,
-          status: "pending",
-          clientName,
-          createdAt: now,
-          expiresAt,
-        })
-        .run();
-      return code;
-    }).immediate();
+    const userCode = db.sqlite
+      .transaction((): string => {
+        db.orm
+          .delete(deviceLogins)
+          .where(lt(deviceLogins.expiresAt, now - KEEP_FINISHED_MS))
+          .run();
+        const code = this.unusedUserCode();
+        db.orm
+          .insert(deviceLogins)
+          .values({
+            id: newId("dev"),
+            deviceCodeHash: sha256Hex(deviceCode),
+            userCode: code,
+            status: "pending",
+            clientName,
+            createdAt: now,
+            expiresAt,
+          })
+          .run();
+        return code;
+      })
+      .immediate();
     return { deviceCode, userCode: formatUserCode(userCode), expiresAt };
   }
 
@@ -88,15 +90,17 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
     const db = this.db;
     const now = this.now();
     const hash = sha256Hex(deviceCode);
-    return db.sqlite.transaction((): DevicePollAnswer => {
-      // Found by the SHA-256 of the code: an exact index lookup of a hash, so comparing the stored
-      // hash again (constant-time or not) would add nothing; timing reveals nothing of the code.
-      const row = db.orm.select().from(deviceLogins).where(eq(deviceLogins.deviceCodeHash, hash)).get();
-      const outcome = pollOutcome(row, now);
-      if (row === undefined || outcome === null) return EXPIRED;
-      db.orm.update(deviceLogins).set({ lastPolledAt: now }).where(eq(deviceLogins.id, row.id)).run();
-      return outcome.status === "collect" ? this.collectSession(row, now) : { status: outcome.status };
-    }).immediate();
+    return db.sqlite
+      .transaction((): DevicePollAnswer => {
+        // Found by the SHA-256 of the code: an exact index lookup of a hash, so comparing the stored
+        // hash again (constant-time or not) would add nothing; timing reveals nothing of the code.
+        const row = db.orm.select().from(deviceLogins).where(eq(deviceLogins.deviceCodeHash, hash)).get();
+        const outcome = pollOutcome(row, now);
+        if (row === undefined || outcome === null) return EXPIRED;
+        db.orm.update(deviceLogins).set({ lastPolledAt: now }).where(eq(deviceLogins.id, row.id)).run();
+        return outcome.status === "collect" ? this.collectSession(row, now) : { status: outcome.status };
+      })
+      .immediate();
   }
 
   /** Marks the request consumed and creates the approver's session: inside the poll's transaction, so once. */
@@ -124,23 +128,25 @@ export class SqliteDeviceLoginStore implements DeviceLoginStore {
   async decide(input: DeviceDecision): Promise<Result<DecidedDeviceLogin, DeviceDecisionError>> {
     const db = this.db;
     const now = this.now();
-    return db.sqlite.transaction((): Result<DecidedDeviceLogin, DeviceDecisionError> => {
-      const found = this.pendingRow(input.userCode, now);
-      if (!found.ok) return found;
-      const status = input.decision === "approve" ? "approved" : "denied";
-      db.orm
-        .update(deviceLogins)
-        .set({ status, userId: input.userId, orgId: input.orgId, approvedAt: now })
-        .where(and(eq(deviceLogins.id, found.value.id), eq(deviceLogins.status, "pending")))
-        .run();
-      writeAudit(db, {
-        orgId: input.orgId,
-        actor: { kind: "user", id: input.userId },
-        action: decisionAction(input.decision),
-        targetId: found.value.id,
-        at: now,
-      });
-      return ok({ ...toView(found.value), status });
-    }).immediate();
+    return db.sqlite
+      .transaction((): Result<DecidedDeviceLogin, DeviceDecisionError> => {
+        const found = this.pendingRow(input.userCode, now);
+        if (!found.ok) return found;
+        const status = input.decision === "approve" ? "approved" : "denied";
+        db.orm
+          .update(deviceLogins)
+          .set({ status, userId: input.userId, orgId: input.orgId, approvedAt: now })
+          .where(and(eq(deviceLogins.id, found.value.id), eq(deviceLogins.status, "pending")))
+          .run();
+        writeAudit(db, {
+          orgId: input.orgId,
+          actor: { kind: "user", id: input.userId },
+          action: decisionAction(input.decision),
+          targetId: found.value.id,
+          at: now,
+        });
+        return ok({ ...toView(found.value), status });
+      })
+      .immediate();
   }
 }

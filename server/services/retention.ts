@@ -75,13 +75,15 @@ export class SqliteRetentionStore implements RetentionStore {
 
   async deleteRuns(cutoff: number, limit: number): Promise<number> {
     const ids = this.finishedRuns.all(cutoff, limit).map((row) => row.id);
-    this.sqlite.transaction(() => {
-      for (const id of ids) {
-        this.deleteAttempts.run(id);
-        this.deleteSteps.run(id);
-        this.deleteRun.run(id);
-      }
-    }).immediate();
+    this.sqlite
+      .transaction(() => {
+        for (const id of ids) {
+          this.deleteAttempts.run(id);
+          this.deleteSteps.run(id);
+          this.deleteRun.run(id);
+        }
+      })
+      .immediate();
     return ids.length;
   }
 

@@ -46,16 +46,18 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
   createSync(input: CreateTokenInput): CreatedToken {
     const now = this.now();
     const { token, row } = mintToken(input, now);
-    this.db.sqlite.transaction(() => {
-      this.db.orm.insert(apiTokens).values(row).run();
-      writeAudit(this.db, {
-        orgId: input.orgId,
-        actor: input.actor,
-        action: "token.create",
-        targetId: row.id,
-        at: now,
-      });
-    }).immediate();
+    this.db.sqlite
+      .transaction(() => {
+        this.db.orm.insert(apiTokens).values(row).run();
+        writeAudit(this.db, {
+          orgId: input.orgId,
+          actor: input.actor,
+          action: "token.create",
+          targetId: row.id,
+          at: now,
+        });
+      })
+      .immediate();
     return { ...toTokenView(row), token };
   }
 
@@ -75,19 +77,25 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
 
   async revoke(input: RevokeTokenInput): Promise<Result<TokenView, RevokeError>> {
     const db = this.db;
-    return db.sqlite.transaction((): Result<TokenView, RevokeError> => {
-      const row = db.orm
-        .select()
-        .from(apiTokens)
-        .where(and(eq(apiTokens.id, input.id), eq(apiTokens.orgId, input.orgId)))
-        .get();
-      if (row === undefined) return err("not_found");
-      if (row.revokedAt !== null) return err("already_revoked");
-      const now = this.now();
-      db.orm.update(apiTokens).set({ revokedAt: now, revokedBy: input.actor.id }).where(eq(apiTokens.id, row.id)).run();
-      writeAudit(db, { orgId: input.orgId, actor: input.actor, action: "token.revoke", targetId: row.id, at: now });
-      return ok(toTokenView({ ...row, revokedAt: now, revokedBy: input.actor.id }));
-    }).immediate();
+    return db.sqlite
+      .transaction((): Result<TokenView, RevokeError> => {
+        const row = db.orm
+          .select()
+          .from(apiTokens)
+          .where(and(eq(apiTokens.id, input.id), eq(apiTokens.orgId, input.orgId)))
+          .get();
+        if (row === undefined) return err("not_found");
+        if (row.revokedAt !== null) return err("already_revoked");
+        const now = this.now();
+        db.orm
+          .update(apiTokens)
+          .set({ revokedAt: now, revokedBy: input.actor.id })
+          .where(eq(apiTokens.id, row.id))
+          .run();
+        writeAudit(db, { orgId: input.orgId, actor: input.actor, action: "token.revoke", targetId: row.id, at: now });
+        return ok(toTokenView({ ...row, revokedAt: now, revokedBy: input.actor.id }));
+      })
+      .immediate();
   }
 
   findByHashSync(hash: string): TokenLookup | null {
@@ -100,8 +108,10 @@ export class SqliteTokenStore implements TokenStore, SyncTokenLookup {
 
   async touch(uses: ReadonlyMap<string, number>): Promise<void> {
     if (uses.size === 0) return;
-    this.db.sqlite.transaction(() => {
-      for (const [id, at] of uses) this.touchOne.run(id, at);
-    }).immediate();
+    this.db.sqlite
+      .transaction(() => {
+        for (const [id, at] of uses) this.touchOne.run(id, at);
+      })
+      .immediate();
   }
 }
