@@ -27,6 +27,7 @@ import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
 import { type DigitFloor, digitFloor, digitsOf } from "./safety/digit-floor.ts";
 import { fold } from "./safety/fold.ts";
+import { numberCandidates, numberTagger } from "./safety/number-tagger.ts";
 import { findSegmentIdentifiers } from "./safety/segments.ts";
 import { vocab } from "./safety/vocab.ts";
 
@@ -1812,6 +1813,41 @@ function collectOpaque(text: string, found: Claim[]): void {
   }
 }
 
+/** A date's shape: "3/7", "12.03.2024", "2024-03-07", "12th". */
+const DATE_SHAPED = /^(?:\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{2,4})?|\d{1,2}(?:st|nd|rd|th))$/;
+
+/**
+ * The number tagger's pass (`safety/number-tagger.ts`), run over the whole text once the rules
+ * find nothing more: among the tokens with digits they left, those it takes for someone's, read
+ * with the rules' placeholders in place ("[NAME] 0044-7712-9 [DATE]"). What a rule keeps (a
+ * version, a clock time) it is not asked about. The kind is the nearest cue's, a date's by its
+ * shape, else a record number.
+ */
+function findNumbers(text: string): IdentifierSpan[] {
+  const tagger = numberTagger();
+  if (tagger === null) return [];
+  const spans: IdentifierSpan[] = [];
+  for (const { start, end } of numberCandidates(text)) {
+    if (!tagger.accepts(text, start, end) || isProtected(text, start, end)) continue;
+    const value = text.slice(start, end);
+    const cue = nearestCue(text.slice(Math.max(0, start - SPELLED_REACH), start), OPAQUE_CUES);
+    const kind = cue ?? (DATE_SHAPED.test(value) ? "date" : "mrn");
+    if (!isDummy(kind, value) && !(kind === "age" && isAgeThreshold(text, start, end)))
+      spans.push({ kind, start, end });
+  }
+  return spans;
+}
+
+/** Whether what a rule keeps (a version, a clock time, a code) covers part of [start, end): read around it only. */
+function isProtected(text: string, start: number, end: number): boolean {
+  const from = Math.max(0, start - REACH);
+  const around = text.slice(from, Math.min(text.length, end + REACH));
+  const found: Claim[] = [];
+  const clock = around.includes(":") && /\d:\d\d:\d\d/.test(around);
+  collectProtected(around, { clock, rx: /rx/i.test(around) }, found);
+  return overlaps(found, start - from, end - from);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scanning.
 
@@ -2226,7 +2262,7 @@ const PROTECTED_CLOCK = [
 /** The pharmacy routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person. Tried where "Rx" is, in any case. */
 const PROTECTED_RX = /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi;
 
-function collectProtected(text: string, facts: Facts, found: Claim[]): void {
+function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx">, found: Claim[]): void {
   for (const pattern of PROTECTED) claimProtected(pattern, text, found);
   if (facts.clock) for (const pattern of PROTECTED_CLOCK) claimProtected(pattern, text, found);
   if (facts.rx) claimProtected(PROTECTED_RX, text, found);
@@ -2557,7 +2593,7 @@ export function replaceSpans(text: string, spans: readonly IdentifierSpan[]): { 
 }
 
 /** Passes after which redaction stops even if something still looks like an identifier. */
-const MAX_PASSES = 4;
+const MAX_PASSES = 6;
 
 /** What may stand right before or after a value's other occurrence: no letter, digit or joiner. */
 const NOT_IN_VALUE = /[\p{L}\p{N}_]/u;
@@ -2624,7 +2660,9 @@ export function redact(text: string): string {
   let current = text;
   let placed: number[] | null = null;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const spans = placed === null ? scan(repairOcr(current), null) : scanAround(current, placed);
+    let spans = placed === null ? scan(repairOcr(current), null) : scanAround(current, placed);
+    // The rules are done: the number tagger reads what they left, and the rules look again around what it takes.
+    if (spans.length === 0) spans = findNumbers(current);
     if (spans.length === 0) break;
     ({ text: current, placed } = replaceSpans(current, withEchoes(current, spans)));
   }

@@ -7,7 +7,8 @@
  * read higher here than on a fresh writer). The held-back part is never read.
  *
  *   bun eval/safety/cv-redact.ts                 per-kind recall, keep rate, words wrongly redacted
- *   bun eval/safety/cv-redact.ts --no-tagger     the same without the tagger
+ *   bun eval/safety/cv-redact.ts --no-tagger     the same without the name tagger
+ *   bun eval/safety/cv-redact.ts --no-number-tagger   the same without the number tagger
  *   bun eval/safety/cv-redact.ts --shipped FILE  the shipped redactor on one case file, no training
  *   bun eval/safety/cv-redact.ts --misses KIND   also print every leaked identifier of that kind ("keep":
  *                                                every damaged keep string; "all": both, every kind)
@@ -16,9 +17,11 @@ import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { redact } from "../../core/redact.ts";
 import { useNameTagger } from "../../core/safety/name-tagger.ts";
+import { useNumberTagger } from "../../core/safety/number-tagger.ts";
 import { type RedactCase, redactCaseSchema, redactCases, type Sourced } from "./corpus.ts";
 import { leaked } from "./run.ts";
 import { examplesOf, taggerFrom } from "./train-names.ts";
+import { numberExamplesOf, numberTaggerFrom } from "./train-numbers.ts";
 
 interface Tally {
   hits: number;
@@ -142,10 +145,14 @@ function main(): void {
   const cases = redactCases("train");
   const writers = [...new Set(cases.map((c) => c.source))];
   const examples = examplesOf(cases);
+  const numberExamples = numberExamplesOf(cases);
   const all = emptyTotals();
   for (const writer of writers) {
     const held: Array<Sourced<RedactCase>> = cases.filter((c) => c.source === writer);
     useNameTagger(args.includes("--no-tagger") ? null : taggerFrom(examples.filter((e) => e.writer !== writer)));
+    useNumberTagger(
+      args.includes("--no-number-tagger") ? null : numberTaggerFrom(numberExamples.filter((e) => e.writer !== writer)),
+    );
     const one = emptyTotals();
     measure(held, one, undefined);
     measure(held, all, missKind);

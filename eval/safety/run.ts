@@ -23,10 +23,12 @@ import { redact } from "../../core/redact.ts";
 import { inspectPrompt } from "../../core/safety/inspect.ts";
 import { modelFileSchema, modelPath } from "../../core/safety/model.ts";
 import { nameTagger } from "../../core/safety/name-tagger.ts";
+import { numberTagger } from "../../core/safety/number-tagger.ts";
 import * as v from "valibot";
 import { type ClassifyCase, classifyCases, type RedactCase, redactCases, type Sourced, type Split } from "./corpus.ts";
 import { currentVersion } from "./train.ts";
 import { nameModelVersion } from "./train-names.ts";
+import { numberModelVersion } from "./train-numbers.ts";
 
 const figuresSchema = v.object({
   clinicalRecall: v.number(),
@@ -266,6 +268,15 @@ function main(): number {
   if (tagger?.file.version !== expectedTagger) {
     console.log(
       `  ✖ stale: the redaction corpus or the tagger changed (expected ${expectedTagger}); run npm run train:safety`,
+    );
+    failed = true;
+  }
+  const numbers = numberTagger();
+  const expectedNumbers = numberModelVersion();
+  console.log(`Number tagger ${numbers?.file.version ?? "missing"}`);
+  if (numbers?.file.version !== expectedNumbers) {
+    console.log(
+      `  ✖ stale: the redaction corpus, the rules or the name tagger changed (expected ${expectedNumbers}); run npm run train:safety`,
     );
     failed = true;
   }

@@ -86,7 +86,7 @@ export interface Example {
 }
 
 /** Every occurrence of each value in the text, as [start, end) ranges. */
-function occurrences(text: string, values: readonly string[]): Array<[number, number]> {
+export function occurrences(text: string, values: readonly string[]): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const value of values) {
     if (value.length === 0) continue;
@@ -95,7 +95,7 @@ function occurrences(text: string, values: readonly string[]): Array<[number, nu
   return out;
 }
 
-const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
+export const inside = (ranges: ReadonlyArray<[number, number]>, start: number, end: number) =>
   ranges.some(([a, b]) => start < b && a < end);
 
 /**

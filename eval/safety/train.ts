@@ -33,6 +33,7 @@ import { FeatureExtractor } from "../../core/safety/features.ts";
 import { fold } from "../../core/safety/fold.ts";
 import { encodeWeights, type ModelFile, modelPath } from "../../core/safety/model.ts";
 import { nameModelPath } from "../../core/safety/name-tagger.ts";
+import { numberModelPath } from "../../core/safety/number-tagger.ts";
 import { vocab, vocabPath } from "../../core/safety/vocab.ts";
 import { type ClassifyCase, classifyCases, corpusDir, type Sourced } from "./corpus.ts";
 
@@ -258,6 +259,7 @@ export function currentVersion(): string {
   hash.update(readFileSync(vocabPath));
   // Redaction reads the name tagger's weights too.
   if (existsSync(nameModelPath)) hash.update(readFileSync(nameModelPath));
+  if (existsSync(numberModelPath)) hash.update(readFileSync(numberModelPath));
   // The features, and what the text goes through before them: redaction and the hard rules.
   const core = new URL("../../core/", import.meta.url);
   const safety = readdirSync(new URL("safety/", core)).filter((file) => file.endsWith(".ts"));
