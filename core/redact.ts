@@ -770,6 +770,8 @@ interface Facts {
   chat: boolean;
   /** "joined #": someone joined a channel. */
   joined: boolean;
+  /** "mr" or "mx" in any case: a title may stand before a name written in lower case. */
+  mister: boolean;
 }
 
 interface Detector {
@@ -938,6 +940,41 @@ const detectors: readonly Detector[] = [
     needs: "handleKey",
     pattern: rx(
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
+    ),
+  },
+  // A surname in lower case after a title, as chats write one: "mrs okeke called", "Mr patel".
+  // Not a common word ("mr clean"); "ms" and "dr" without a dot are units and drives too often.
+  {
+    kind: "name",
+    needs: "mister",
+    pattern: rx(
+      String.raw`(?<![\p{L}\d])(?:[Mm]rs?|[Mm]x|MRS?)\.?[ \t]{1,2}(?!(?:de|del|la|las|los|van|von|der|den|da|di|du|le|st|bin|ibn|al|el)[ \t])(\p{Ll}[\p{Ll}'’\-]{1,30})(?![\p{L}\d'’\-])`,
+      "gu",
+    ),
+    veto: (_text, match) => vocab().common.has(match[1] ?? "") || vocab().commonElsewhere.has(match[1] ?? ""),
+  },
+  // A login after a tracker's or a log's key for who did something: "reviewer: aokafor",
+  // "by=tkowalczyk", "approved_by": "m.osei". Not a system's ("updated_by=cron") nor a common
+  // word without a handle's marks ("created_by: default").
+  {
+    kind: "name",
+    needs: "handleKey",
+    pattern: rx(
+      String.raw`(?<![\w\-])(?:reviewers?|reporter|approver|requester|submitter|(?:[a-z]{3,12}ed[_\-])?by)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?)(?!(?:admin|root|system|service|svc|cron|jobs?|scheduler|worker|automation|webhook|sync|import|migration|api|ci|bot|null|none|unknown|string|asc|desc)(?:[_\-.\d][\w.\-]*)?(?![\w.\-])|[\w.\-]*bot(?![a-z]))([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
+    ),
+    veto: (_text, match) => {
+      const value = match[1] ?? "";
+      return !/[._\-\d]/.test(value) && vocab().common.has(value);
+    },
+  },
+  // A handle after the words that say who did something in a tracker or a log: "opened by
+  // tomasz-k", "reporter t.ngata", "merged by jlee2". Only a handle's shape (a dot, a dash or an
+  // underscore inside, or digits at the end): "approved by finance" is no one; nor a bot's.
+  {
+    kind: "name",
+    needs: "handleKey",
+    pattern: rx(
+      String.raw`\b(?:(?:opened|closed|created|updated|edited|approved|merged|assigned|reviewed|reported|requested|submitted|raised|filed|authored)\s{1,2}by|reviewers?|reporter|approver|requester|submitter)\s{1,2}@?(?![\w.\-]*bot(?![a-z])|github|sha\d)([a-z][a-z0-9]*(?:[._\-][a-z0-9]+){1,2}|[a-z]{2,}\d{1,4})(?![\w@.\-])`,
     ),
   },
   // A person's handle where chats and trackers print one: "@emily.r", "<jlee> anyone know…",
@@ -1820,8 +1857,8 @@ const DATE_SHAPED = /^(?:\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{2,4})?|\d{1,2}(?:st|nd|rd
  * The number tagger's pass (`safety/number-tagger.ts`), run over the whole text once the rules
  * find nothing more: among the tokens with digits they left, those it takes for someone's, read
  * with the rules' placeholders in place ("[NAME] 0044-7712-9 [DATE]"). What a rule keeps (a
- * version, a clock time) it is not asked about. The kind is the nearest cue's, a date's by its
- * shape, else a record number.
+ * version, a code) it is not asked about. The kind is the nearest cue's, a date's by its shape,
+ * else a record number.
  */
 function findNumbers(text: string): IdentifierSpan[] {
   const tagger = numberTagger();
@@ -1830,6 +1867,8 @@ function findNumbers(text: string): IdentifierSpan[] {
   for (const { start, end } of numberCandidates(text)) {
     if (!tagger.accepts(text, start, end) || isProtected(text, start, end)) continue;
     const value = text.slice(start, end);
+    // Two digits alone name no one's record or account ("MRN 20" is no record): only an age Safe Harbor names.
+    if (end - start === 2 && value < "90") continue;
     const cue = nearestCue(text.slice(Math.max(0, start - SPELLED_REACH), start), OPAQUE_CUES);
     const kind = cue ?? (DATE_SHAPED.test(value) ? "date" : "mrn");
     if (!isDummy(kind, value) && !(kind === "age" && isAgeThreshold(text, start, end)))
@@ -1860,7 +1899,19 @@ function countOf(text: string, char: string, atLeast: number): boolean {
 }
 
 /** Keys a person's handle may follow (see the handle detector). */
-const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
+const HANDLE_KEYS = [
+  "user",
+  "login",
+  "assignee",
+  "owner",
+  "author",
+  "by",
+  "review",
+  "report",
+  "approver",
+  "requester",
+  "submitter",
+];
 
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
@@ -1931,6 +1982,7 @@ function factsOf(text: string): Facts {
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
+    mister: lower.includes("mr") || lower.includes("mx"),
   };
 }
 
