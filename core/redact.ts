@@ -232,19 +232,24 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
+    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|pat(?:ienten)?\.?-?nr\.?|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
     // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220";
     // letters before groups of digits: "PN 2209 4471"; a year's register and its number: "2024/00817";
     // groups joined by a dash a word processor made long: "88–01–4472".
     value: String.raw`(?:\d{3}[ \-]\d{3}[ \-]\d{4}(?![\w\-])|\d{2,4}\/\d{3,8}(?![\w\-/])|\d{2,4}(?:[–—]\d{2,6}){1,3}(?![\w\-–—])|\d{1,3}(?:\.\d{3}){2,3}(?![\w\-.])|\d{1,3}(?: \d{3}){1,3}(?![\w\-])|${LETTERS_GROUPS}|${ID})`,
-    // "pid=2291" in a log is a process (HL7's PID is written in capitals); "CKD-EPI" is an equation.
-    veto: (text, at, value) => text.startsWith("pid=", at) || text.charCodeAt(at - 1) === 45 || wordBeforeGroups(value),
+    // "pid=2291" in a log is a process (HL7's PID is written in capitals), unless no process can
+    // have its number (Linux's largest is 4194304); "CKD-EPI" is an equation.
+    veto: (text, at, value) =>
+      (text.startsWith("pid=", at) && /^\d{1,7}$/.test(value) && Number(value) <= 4_194_304) ||
+      text.charCodeAt(at - 1) === 45 ||
+      wordBeforeGroups(value),
   },
   {
     // A key that names a person, with a number for its value: "patient=4400218", {"pt": "9920447"},
-    // "rider=PT-44102". The value is the person's number in that system.
+    // "rider=PT-44102", "pat_ref=77830012", "x_pt_ref": "A-31190", "subj=SUBJ-0412". The value is
+    // the person's number in that system.
     kind: "mrn",
-    label: String.raw`(?:patient|pt|rider|resident|client|enrollee)["']?\s{0,2}[=:]\s{0,2}["']?`,
+    label: String.raw`(?:(?:patient|pat|pt|rider|resident|client|enrollee)(?:[_\-]?(?:ref|id|no|num|nbr|view|key|uid))?|subj(?:ect[_\-]?(?:id|ref|no))?)["']?\s{0,2}[=:]\s{0,2}["']?`,
     value: String.raw`(?=(?:[A-Za-z\-]{0,10}\d){4})${ID}`,
   },
   {
@@ -744,6 +749,8 @@ interface Facts {
   monthWord: boolean;
   /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
   readDigits: boolean;
+  /** Four of the longer digit words of Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
+  readDigitsAbroad: boolean;
   /** "ninety" or "hundred", any case: an age over 89 in words has one. */
   ageWord: boolean;
   /** "noventa", "quatre-vingt"… and "años", "ans"…: an age over 89 in words in another language has both. */
@@ -772,6 +779,10 @@ interface Facts {
   joined: boolean;
   /** "mr" or "mx" in any case: a title may stand before a name written in lower case. */
   mister: boolean;
+  /** "dr " in any case: a surname in lower case may follow. */
+  drSpace: boolean;
+  /** A pull request's merge or a review, as GitHub writes them: a login follows. */
+  pullRequest: boolean;
 }
 
 interface Detector {
@@ -854,6 +865,9 @@ const earlyDetectors: readonly Detector[] = [
 /** " dot ", "[dot]", " (at) ": a word standing for a symbol in a spelled-out email address. */
 const SPOKEN = (words: string) => String.raw`(?:\s(?:${words})\s|\s?\[(?:${words})\]\s?|\s?\((?:${words})\)\s?)`;
 const DIGIT_WORD = "(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)";
+/** The digits in Spanish, Portuguese, French and German, as a caller reads a number out. */
+const DIGIT_WORD_ABROAD =
+  "(?:cero|uno|una|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|zéro|zero|un|deux|trois|quatre|cinq|six|sept|huit|neuf|null|eins|zwei|zwo|drei|vier|fünf|sechs|sieben|acht|neun|um|duas|três|quatro|sete|oito|nove)";
 /** A day of the month in words: "third", "twenty-first". */
 const ORDINAL_WORD =
   "(?:(?:twenty|thirty)[\\s\\-])?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth)";
@@ -942,6 +956,24 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
+  // A FHIR reference to a person: "subject=Patient/339812", "Patient/pat-00881". The id after
+  // the type is the person's in that server (in a query string too, where no URL detector reads it).
+  {
+    kind: "mrn",
+    needs: "web",
+    pattern: rx(
+      String.raw`(?<![\w/.\-])(?:Patient|Person|RelatedPerson)\/((?=[\w.\-]{0,20}\d{5})[A-Za-z0-9][A-Za-z0-9.\-]{2,63})(?![\w\-]|\.\w)`,
+    ),
+  },
+  // Two records joined into one: "merge 5502918 into 5502981" (the second is `collectSiblings`'s).
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:merg(?:e|ed|ing)|link(?:ed|ing)?|combin(?:e|ed|ing)|dedup(?:e|ed|ing)?)\s{1,2}(?:(?:chart|record|mrn|patient|pt)s?\s{1,2})?#?(\d{5,10})(?=\s{1,2}(?:into|to|with|and|&|\+)\s{1,2}#?\d{5,10}(?!\d))`,
+      "gi",
+    ),
+  },
   // A surname in lower case after a title, as chats write one: "mrs okeke called", "Mr patel".
   // Not a common word ("mr clean"); "ms" and "dr" without a dot are units and drives too often.
   {
@@ -952,6 +984,14 @@ const detectors: readonly Detector[] = [
       "gu",
     ),
     veto: (_text, match) => vocab().common.has(match[1] ?? "") || vocab().commonElsewhere.has(match[1] ?? ""),
+  },
+  // The same after "dr" without its dot ("pls send to dr patel", "dr smith said"), when a list
+  // knows the word as a name: "dr" is also a drive, a debit and a disaster recovery ("dr drill").
+  {
+    kind: "name",
+    needs: "drSpace",
+    pattern: rx(String.raw`(?<![\p{L}\d])(?:dr|Dr|DR)[ \t]{1,2}(\p{Ll}[\p{Ll}'’\-]{2,30})(?![\p{L}\d'’\-])`, "gu"),
+    veto: (_text, match) => !vocab().names.has(match[1] ?? "") || NOT_AFTER_DR.test(match[1] ?? ""),
   },
   // A login after a tracker's or a log's key for who did something: "reviewer: aokafor",
   // "by=tkowalczyk", "approved_by": "m.osei". Not a system's ("updated_by=cron") nor a common
@@ -966,6 +1006,15 @@ const detectors: readonly Detector[] = [
       const value = match[1] ?? "";
       return !/[._\-\d]/.test(value) && vocab().common.has(value);
     },
+  },
+  // A GitHub login in the lines GitHub writes: "Merge pull request #88 from okwuosa-c/fix-fax-retry",
+  // "review from svetlana-p:". Not a bot, nor a branch of the same repository ("from feature/fax-ocr").
+  {
+    kind: "name",
+    needs: "pullRequest",
+    pattern: rx(
+      String.raw`(?:\bMerge pull request #\d{1,7} from |\breview from )(?![\w.\-]*bot(?![a-z])|(?:feature|feat|fix|bugfix|hotfix|release|chore|main|master|develop|dev|refactor|docs|test|ci|build)\/)([A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){1,38})(?=[/:\s])`,
+    ),
   },
   // A handle after the words that say who did something in a tracker or a log: "opened by
   // tomasz-k", "reporter t.ngata", "merged by jlee2". Only a handle's shape (a dot, a dash or an
@@ -1084,6 +1133,16 @@ const detectors: readonly Detector[] = [
     needs: "readDigits",
     pattern: rx(String.raw`\b${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){6,14}\b`, "gi"),
   },
+  // The same in Spanish, Portuguese, French or German: "nueve cinco seis, cinco cinco cinco, cero
+  // uno cuatro uno", "null eins fünf eins, zwei drei vier…". Seven words or more, none but digits.
+  {
+    kind: "phone",
+    needs: "readDigitsAbroad",
+    pattern: rx(
+      String.raw`(?<![\p{L}])${DIGIT_WORD_ABROAD}(?:[\s,.\-]{1,3}${DIGIT_WORD_ABROAD}){6,14}(?![\p{L}])`,
+      "giu",
+    ),
+  },
   // Five to nine digits read out after a ZIP or Social Security cue: "zip is nine four one one zero".
   {
     kind: "zip",
@@ -1180,9 +1239,10 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     // Also in the languages patients write in: "92 años", "95 anos", "97 ans", "91 Jahre", "93 J.",
-    // "93 anni"; glued as an HL7 age field prints it ("104Y"); a birthday ("her 100th birthday").
+    // "93 anni", "92 tuổi", "94 taon", "91 lat", "96 år", "92岁", "95세"; glued as an HL7 age field
+    // prints it ("104Y"); a birthday ("her 100th birthday").
     pattern: rx(
-      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|y\.o\.?|años|anos|ans|jahre|jährig(?:e[nrs]?)?|j(?=\.)|jaar|anni)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])0?(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
+      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|y\.o\.?|años|anos|ans|jahre|jährig(?:e[nrs]?)?|j(?=\.)|jaar|anni|tuổi|taon|lat|år|vuotta|ani|yaşında|yaş|साल|лет|года|ετών)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])(?:9\d|1[0-2]\d)\s?(?:岁|歲|歳|세|살)|(?<![\w\-])0?(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
       "giu",
     ),
   },
@@ -1898,6 +1958,10 @@ function countOf(text: string, char: string, atLeast: number): boolean {
   return false;
 }
 
+/** Words a list knows as names that after "dr" are a verb or a function word: "dr will be back". */
+const NOT_AFTER_DR =
+  /^(?:will|may|can|could|would|should|must|said|says|has|had|is|was|and|or|to|on|in|at|for|did|does|do)$/;
+
 /** Keys a person's handle may follow (see the handle detector). */
 const HANDLE_KEYS = [
   "user",
@@ -1915,6 +1979,39 @@ const HANDLE_KEYS = [
 
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+/** The longer words of `DIGIT_WORD_ABROAD`: a text that reads a number out abroad holds four of them. */
+const DIGIT_WORDS_ABROAD = [
+  "cero",
+  "cuatro",
+  "cinco",
+  "seis",
+  "siete",
+  "ocho",
+  "nueve",
+  "zéro",
+  "deux",
+  "trois",
+  "quatre",
+  "cinq",
+  "sept",
+  "huit",
+  "neuf",
+  "null",
+  "eins",
+  "zwei",
+  "drei",
+  "vier",
+  "fünf",
+  "sechs",
+  "sieben",
+  "acht",
+  "neun",
+  "três",
+  "quatro",
+  "sete",
+  "oito",
+  "nove",
+];
 
 /** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
@@ -1968,6 +2065,7 @@ function factsOf(text: string): Facts {
     ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
+    readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 4),
     ageWord: AGE_WORDS.some((word) => lower.includes(word)),
     ageWordAbroad:
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
@@ -1983,6 +2081,8 @@ function factsOf(text: string): Facts {
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
     mister: lower.includes("mr") || lower.includes("mx"),
+    drSpace: lower.includes("dr "),
+    pullRequest: text.includes("Merge pull request #") || text.includes("review from "),
   };
 }
 
@@ -2516,7 +2616,7 @@ function collectRowIds(text: string, found: Claim[]): void {
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
 const SIBLING_AFTER =
-  /^(?:[\s,;:&/()]|\b(?:and|or|then|right|left|one|is|vs|L|R)\b){1,24}?((?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![\w-])/i;
+  /^(?:[\s,;:&/()]|\b(?:and|or|then|right|left|one|is|vs|L|R|into|to|with)\b){1,24}?((?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![\w-])/i;
 const shapeOf = (value: string) => value.replace(/\d/g, "9").replace(/[A-Z]/g, "A").replace(/[a-z]/g, "a");
 
 /**
@@ -2608,18 +2708,24 @@ function isAgeThreshold(text: string, start: number, end: number): boolean {
   );
 }
 
+/** A word no real name has, that builders put in made-up ones. */
+const DUMMY_NAME_WORD = /(?<![\p{L}])(?:test|sample|example|fake|dummy|placeholder)(?![\p{L}])/iu;
+
 /** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample". */
 const TEST_VALUE = /TEST|DEMO|SAMPLE|EXAMPLE|FAKE|DUMMY|X{3}/i;
 
 /**
  * A number no one has, that builders write in fixtures and docs: the same digit six times or
  * more ("00000000", "1111111"), a pair of digits repeated in a card's length ("4242 4242 4242
- * 4242", Stripe's test card), or a value that says it is a test's. Not a name, an email, a URL or
- * an address, which have their own tests of what is no one's. (Other made-up numbers, "5500 0000
- * 0000 0004" or "01/01/01", are how writers make a patient's up: they stay identifiers.)
+ * 4242", Stripe's test card), or a value that says it is a test's; a name only when a word of it
+ * says so ("Alex Sample"). Not an email, a URL or an address, which have their own tests of what
+ * is no one's. (Other made-up numbers, "5500 0000 0000 0004" or "01/01/01", are how writers make a
+ * patient's up: they stay identifiers.)
  */
 function isDummy(kind: IdentifierKind, value: string): boolean {
-  if (kind === "name" || kind === "email" || kind === "url" || kind === "ip" || kind === "address") return false;
+  // A name that says it is made up: "Alex Sample", "Pat Example", "Test Patient".
+  if (kind === "name") return DUMMY_NAME_WORD.test(value);
+  if (kind === "email" || kind === "url" || kind === "ip" || kind === "address") return false;
   // An address in a field of another kind ("^NET^[PHONE]^ama.k@example.com") is no test's.
   if (TEST_VALUE.test(value) && !value.includes("@")) return true;
   const digits = value.replace(/\D/g, "");

@@ -195,6 +195,27 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     '{"identifier":[{"system":"urn:mrn","value":"[MRN]"}]}',
   ],
   ["claim_no,plate,status\nCLM-55120-B,7KQX219,open", "claim_no,plate,status\n[ACCOUNT],[VEHICLE],open"],
+  // Logins after a tracker's words for who did something, and in GitHub's own lines.
+  ["assignee: jlee reviewer: aokafor labels: bug", "assignee: [NAME] reviewer: [NAME] labels: bug"],
+  ["refund issued amount=15.00 by=tkowalczyk", "refund issued amount=15.00 by=[NAME]"],
+  ["jira: reporter t.ngata; issue opened by tomasz-k", "jira: reporter [NAME]; issue opened by [NAME]"],
+  ["Merge pull request #88 from okwuosa-c/fix-fax-retry", "Merge pull request #88 from [NAME]/fix-fax-retry"],
+  // Surnames in lower case after a title.
+  ["mrs okeke called, then Mr patel; send to dr patel", "mrs [NAME] called, then Mr [NAME]; send to dr [NAME]"],
+  // Keys that name a person; a pid no process can have; a FHIR reference; two records merged.
+  [
+    'bed=7 pat_ref=77830012 {"x_pt_ref":"A-31190"} subj=SUBJ-0412',
+    'bed=7 pat_ref=[MRN] {"x_pt_ref":"[MRN]"} subj=[MRN]',
+  ],
+  ["svc=sms-intake pid=40418827 step=consent", "svc=sms-intake pid=[MRN] step=consent"],
+  [
+    "GET /fhir/Observation?subject=Patient/339812&code=4548-4",
+    "GET /fhir/Observation?subject=Patient/[MRN]&code=4548-4",
+  ],
+  ["merge 5502918 into 5502981, same woman", "merge [MRN] into [MRN], same woman"],
+  // Numbers read out in Spanish and German.
+  ["al fax nueve cinco seis, cinco cinco cinco, cero uno cuatro uno, con", "al fax [PHONE], con"],
+  ["unter null eins fünf eins, zwei drei vier, fünf fünf null", "unter [PHONE]"],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -247,6 +268,12 @@ const benign: readonly string[] = [
   "zip stays masked; the fee schedule: 90834, 90837, 96127 and radius_m: 16093 are not ZIPs",
   "test('rejects bad Luhn', () => expect(isValidNpi('1234567890')).toBe(false))",
   "npi,license_state\n1093817465,MN",
+  // Not people: a system after who-did-it keys, words after "by", a bot's or a branch's name,
+  // "dr" as disaster recovery, a process id, names that say they are made up.
+  "created_by: default; updated_by=cron_job; sorted by: name; approved by finance; merged by dependabot",
+  "Merge pull request #12 from dependabot/npm and Merge pull request #482 from feature/fax-ocr",
+  "the dr drill tonight; dr will be back; ps shows pid=2291 hung",
+  'demo data: "Alex Sample" and "Pat Example" are fake; Subject: 2024 benefits',
 ];
 
 describe("redact: examples", () => {

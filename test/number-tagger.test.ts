@@ -103,13 +103,13 @@ describe("features", () => {
 describe("in redaction", () => {
   test("the tagger reads what the rules leave, with their placeholders, and is not asked about what a rule keeps", () => {
     useNumberTagger(constantTagger(1));
-    // The rules find the SSN; the tagger takes the pid a rule has no label for.
-    expect(redact("ssn 123-45-6789, pid=9001247")).toBe("ssn [SSN], pid=[MRN]");
+    // The rules find the SSN; the tagger takes the number under a key no rule knows.
+    expect(redact("ssn 123-45-6789, owner=7709213")).toBe("ssn [SSN], owner=[MRN]");
     // A version said to be one, an ICD-10 code, a CPT code and a blood pressure are a rule's to keep.
     const kept = "version 2.14.1, E11.9, CPT 80053, BP 182/110";
     expect(redact(kept)).toBe(kept);
     useNumberTagger(constantTagger(-1));
-    expect(redact("ssn 123-45-6789, pid=9001247")).toBe("ssn [SSN], pid=9001247");
+    expect(redact("ssn 123-45-6789, owner=7709213")).toBe("ssn [SSN], owner=7709213");
   });
 
   test("the kind is the nearest cue's, a date's by its shape, else a record number's", () => {
@@ -124,7 +124,16 @@ describe("in redaction", () => {
     fc.assert(
       fc.property(
         fc.array(
-          fc.constantFrom("pid=9001247", "[NAME]", "Maria Lopez", "4471-0120", "v1.2.3", "seen 3/7", "zip 60623", "ok"),
+          fc.constantFrom(
+            "owner=7709213",
+            "[NAME]",
+            "Maria Lopez",
+            "4471-0120",
+            "v1.2.3",
+            "seen 3/7",
+            "zip 60623",
+            "ok",
+          ),
           { maxLength: 8 },
         ),
         (parts) => {
