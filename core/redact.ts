@@ -749,7 +749,7 @@ interface Facts {
   monthWord: boolean;
   /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
   readDigits: boolean;
-  /** Four of the longer digit words of Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
+  /** Two of the longer digit words of Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
   readDigitsAbroad: boolean;
   /** "ninety" or "hundred", any case: an age over 89 in words has one. */
   ageWord: boolean;
@@ -777,10 +777,12 @@ interface Facts {
   chat: boolean;
   /** "joined #": someone joined a channel. */
   joined: boolean;
-  /** "mr" or "mx" in any case: a title may stand before a name written in lower case. */
+  /** "mr ", "mr.", "mrs" or "mx" in any case ("mrn" is no title): a lower-case name may follow. */
   mister: boolean;
   /** "dr " in any case: a surname in lower case may follow. */
   drSpace: boolean;
+  /** A tracker's or a log's words for who did something (`TRACKER_KEYS`): a login follows. */
+  trackerKey: boolean;
   /** A pull request's merge or a review, as GitHub writes them: a login follows. */
   pullRequest: boolean;
 }
@@ -998,7 +1000,7 @@ const detectors: readonly Detector[] = [
   // word without a handle's marks ("created_by: default").
   {
     kind: "name",
-    needs: "handleKey",
+    needs: "trackerKey",
     pattern: rx(
       String.raw`(?<![\w\-])(?:reviewers?|reporter|approver|requester|submitter|(?:[a-z]{3,12}ed[_\-])?by)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?)(?!(?:admin|root|system|service|svc|cron|jobs?|scheduler|worker|automation|webhook|sync|import|migration|api|ci|bot|null|none|unknown|string|asc|desc)(?:[_\-.\d][\w.\-]*)?(?![\w.\-])|[\w.\-]*bot(?![a-z]))([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
@@ -1021,7 +1023,7 @@ const detectors: readonly Detector[] = [
   // underscore inside, or digits at the end): "approved by finance" is no one; nor a bot's.
   {
     kind: "name",
-    needs: "handleKey",
+    needs: "trackerKey",
     pattern: rx(
       String.raw`\b(?:(?:opened|closed|created|updated|edited|approved|merged|assigned|reviewed|reported|requested|submitted|raised|filed|authored)\s{1,2}by|reviewers?|reporter|approver|requester|submitter)\s{1,2}@?(?![\w.\-]*bot(?![a-z])|github|sha\d)([a-z][a-z0-9]*(?:[._\-][a-z0-9]+){1,2}|[a-z]{2,}\d{1,4})(?![\w@.\-])`,
     ),
@@ -1925,14 +1927,15 @@ function findNumbers(text: string): IdentifierSpan[] {
   if (tagger === null) return [];
   const spans: IdentifierSpan[] = [];
   for (const { start, end } of numberCandidates(text)) {
-    if (!tagger.accepts(text, start, end) || isProtected(text, start, end)) continue;
-    const value = text.slice(start, end);
     // Two digits alone name no one's record or account ("MRN 20" is no record): only an age Safe Harbor names.
-    if (end - start === 2 && value < "90") continue;
+    if (end - start === 2 && text.slice(start, end) < "90") continue;
+    if (!tagger.accepts(text, start, end)) continue;
+    const value = text.slice(start, end);
     const cue = nearestCue(text.slice(Math.max(0, start - SPELLED_REACH), start), OPAQUE_CUES);
     const kind = cue ?? (DATE_SHAPED.test(value) ? "date" : "mrn");
-    if (!isDummy(kind, value) && !(kind === "age" && isAgeThreshold(text, start, end)))
-      spans.push({ kind, start, end });
+    if (isDummy(kind, value) || (kind === "age" && isAgeThreshold(text, start, end))) continue;
+    // Last, being the dearest: what a rule keeps is not the tagger's to take.
+    if (!isProtected(text, start, end)) spans.push({ kind, start, end });
   }
   return spans;
 }
@@ -1963,15 +1966,16 @@ const NOT_AFTER_DR =
   /^(?:will|may|can|could|would|should|must|said|says|has|had|is|was|and|or|to|on|in|at|for|did|does|do)$/;
 
 /** Keys a person's handle may follow (see the handle detector). */
-const HANDLE_KEYS = [
-  "user",
-  "login",
-  "assignee",
-  "owner",
-  "author",
-  "by",
-  "review",
-  "report",
+const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
+/** What a tracker or a log writes before who did something (see the detectors that follow it). */
+const TRACKER_KEYS = [
+  "by=",
+  "by:",
+  'by"',
+  "by'",
+  "ed by ",
+  "reviewer",
+  "reporter",
   "approver",
   "requester",
   "submitter",
@@ -1979,38 +1983,20 @@ const HANDLE_KEYS = [
 
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
-/** The longer words of `DIGIT_WORD_ABROAD`: a text that reads a number out abroad holds four of them. */
+/** Longer words of `DIGIT_WORD_ABROAD`: seven digits read out abroad hold two of them, near always. */
 const DIGIT_WORDS_ABROAD = [
-  "cero",
   "cuatro",
   "cinco",
-  "seis",
-  "siete",
-  "ocho",
   "nueve",
-  "zéro",
-  "deux",
-  "trois",
+  "siete",
   "quatre",
   "cinq",
-  "sept",
-  "huit",
-  "neuf",
-  "null",
-  "eins",
+  "trois",
   "zwei",
   "drei",
-  "vier",
   "fünf",
-  "sechs",
-  "sieben",
-  "acht",
-  "neun",
-  "três",
   "quatro",
-  "sete",
   "oito",
-  "nove",
 ];
 
 /** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
@@ -2065,7 +2051,7 @@ function factsOf(text: string): Facts {
     ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
-    readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 4),
+    readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 2),
     ageWord: AGE_WORDS.some((word) => lower.includes(word)),
     ageWordAbroad:
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
@@ -2080,8 +2066,9 @@ function factsOf(text: string): Facts {
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
-    mister: lower.includes("mr") || lower.includes("mx"),
+    mister: lower.includes("mr ") || lower.includes("mrs") || lower.includes("mr.") || lower.includes("mx"),
     drSpace: lower.includes("dr "),
+    trackerKey: TRACKER_KEYS.some((key) => lower.includes(key)),
     pullRequest: text.includes("Merge pull request #") || text.includes("review from "),
   };
 }

@@ -187,8 +187,11 @@ const endsWord = (text: string, end: number) => {
   return isLetter(code) || code === 93;
 };
 
-/** Feature indices of the candidate at [start, end) of `text`, in a table of `2^bits` weights. */
-export function numberFeatures(text: string, start: number, end: number, bits: number): number[] {
+/**
+ * Feature indices of the candidate at [start, end) of `text`, in a table of `2^bits` weights,
+ * pushed onto `out` (scoring passes one array it empties each time: no array per token).
+ */
+export function numberFeatures(text: string, start: number, end: number, bits: number, out: number[] = []): number[] {
   const mask = (1 << bits) - 1;
   const f = (family: number, value: number) => combine(family, value) & mask;
   const token = text.slice(start, end);
@@ -197,12 +200,12 @@ export function numberFeatures(text: string, start: number, end: number, bits: n
   let letters = 0;
   while (letters < token.length && !isDigit(token.charCodeAt(letters))) letters++;
   for (let k = 0; k < token.length; k++) if (isDigit(token.charCodeAt(k))) digits++;
-  const out = [
+  out.push(
     f(F.shape, hash(shapeOf(token, true))),
     f(F.coarse, coarse),
     f(F.digits, Math.min(digits, 16)),
     f(F.bias, 0),
-  ];
+  );
   if (letters > 0) out.push(f(F.letters, lowerHash(token, 0, letters)));
   const floor = Math.max(0, start - BEFORE);
   let last = start;
@@ -283,6 +286,7 @@ export type NumberModelFile = v.InferOutput<typeof modelSchema>;
 export class NumberTagger {
   /** 16-bit, as stored (see model.ts). */
   readonly #weights: Int16Array;
+  readonly #features: number[] = [];
 
   constructor(readonly file: NumberModelFile) {
     const bytes = Buffer.from(file.weights, "base64");
@@ -294,7 +298,10 @@ export class NumberTagger {
   /** Log-odds that the candidate at [start, end) of `text` is (part of) someone's identifier. */
   score(text: string, start: number, end: number): number {
     let sum = 0;
-    for (const index of numberFeatures(text, start, end, this.file.bits)) sum += this.#weights[index] ?? 0;
+    const features = this.#features;
+    features.length = 0;
+    numberFeatures(text, start, end, this.file.bits, features);
+    for (let i = 0; i < features.length; i++) sum += this.#weights[features[i] as number] ?? 0;
     return this.file.bias + sum * this.file.scale;
   }
 
