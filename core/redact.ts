@@ -2246,7 +2246,7 @@ const FACILITY = `(?:General|Hospital|Manor|Home|Clinic|Health|Med|Medical|Cente
 /** Words after an eponym: "Addison's disease", "Heimlich maneuver", "Glasgow Coma Scale". */
 const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw)";
 const EPONYM =
-  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core)";
+  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core|[Cc]alc|[Cc]alculation|[Cc]alculator|[Ee]quation|[Ff]ormula|[Rr]ules?|[Ii]ndex)";
 const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 /** Holidays ("no reminders on Thanksgiving and Christmas Day"). */
@@ -2271,9 +2271,10 @@ const MONTHS_NOT_PEOPLE = new RegExp(
 
 const NOT_PEOPLE = [
   HOLIDAYS,
-  // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear".
+  // Eponyms: "Addison's disease", "Ménière's disease", "Heimlich maneuver", "Pap smear",
+  // "Cockcroft-Gault equation", "Friedewald formula".
   new RegExp(
-    `(?=\\p{Lu})\\p{Lu}\\p{Ll}+(?:['’]s(?=\\s{1,2}${EPONYM_OF}\\b)|(?=\\s{1,2}(?:\\p{Lu}\\p{Ll}+\\s{1,2})?${EPONYM}\\b))`,
+    `(?=\\p{Lu})\\p{Lu}\\p{Ll}+(?:-\\p{Lu}\\p{Ll}+)?(?:['’]s(?=\\s{1,2}${EPONYM_OF}\\b)|(?=\\s{1,2}(?:\\p{Lu}\\p{Ll}+\\s{1,2})?${EPONYM}\\b))`,
     "gu",
   ),
   // A US state where a place is meant: "lives in Georgia" (not "Georgia Mae", "Georgia's").
