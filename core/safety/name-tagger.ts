@@ -15,9 +15,9 @@
  * and shipped as `name-model.json`, with a threshold per candidate group (case, and whether a list
  * knows the word as a name), each set by cross-validation with one writer held out at a time.
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as v from "valibot";
+import { shipped } from "./shipped.ts";
 import { combine, FNV_OFFSET, fnv } from "./hash.ts";
 
 export const nameModelPath = fileURLToPath(new URL("./name-model.json", import.meta.url));
@@ -345,24 +345,16 @@ export class NameTagger {
   }
 }
 
-let loaded: NameTagger | null | undefined;
+const model = shipped(nameModelPath, (json) => new NameTagger(v.parse(modelSchema, json)));
 
 /** The shipped tagger, or null before one was trained (the rules still run). */
 export function nameTagger(): NameTagger | null {
-  if (loaded === undefined) {
-    try {
-      loaded = new NameTagger(v.parse(modelSchema, JSON.parse(readFileSync(nameModelPath, "utf8"))));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      loaded = null;
-    }
-  }
-  return loaded;
+  return model.get();
 }
 
-/** For the trainer: a model built in memory replaces the shipped one. */
+/** For the trainer: a model built in memory replaces the shipped one (null: none). */
 export function useNameTagger(tagger: NameTagger | null): void {
-  loaded = tagger;
+  model.use(tagger);
 }
 
 export { modelSchema as nameModelSchema };

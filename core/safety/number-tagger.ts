@@ -20,9 +20,9 @@
  * as `number-model.json`; the threshold is set by cross-validation with one writer held out at a
  * time, so that almost nothing a builder's prompt is made of is taken.
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import * as v from "valibot";
+import { shipped } from "./shipped.ts";
 import { combine, FNV_OFFSET, fnv, fnvStep } from "./hash.ts";
 
 export const numberModelPath = fileURLToPath(new URL("./number-model.json", import.meta.url));
@@ -310,24 +310,16 @@ export class NumberTagger {
   }
 }
 
-let loaded: NumberTagger | null | undefined;
+const model = shipped(numberModelPath, (json) => new NumberTagger(v.parse(modelSchema, json)));
 
 /** The shipped tagger, or null before one was trained (the rules still run). */
 export function numberTagger(): NumberTagger | null {
-  if (loaded === undefined) {
-    try {
-      loaded = new NumberTagger(v.parse(modelSchema, JSON.parse(readFileSync(numberModelPath, "utf8"))));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      loaded = null;
-    }
-  }
-  return loaded;
+  return model.get();
 }
 
 /** For the trainer: a model built in memory replaces the shipped one (null: none). */
 export function useNumberTagger(tagger: NumberTagger | null): void {
-  loaded = tagger;
+  model.use(tagger);
 }
 
 export { modelSchema as numberModelSchema };

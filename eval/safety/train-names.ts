@@ -48,7 +48,7 @@ import {
 } from "../../core/safety/names.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
 import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
-import { random, shuffled } from "./train.ts";
+import { crossValidateLogistic, type Logistic, type Sample, trainLogistic } from "./logistic.ts";
 
 const defaults = {
   bits: 17,
@@ -192,49 +192,20 @@ function originOf(pieces: readonly number[][], start: number, end: number): numb
 const PLACEHOLDER_NEAR_BEFORE = /\[[A-Z_]+\][^\p{L}\n]{0,4}$/u;
 const PLACEHOLDER_NEAR_AFTER = /^[^\p{L}\n]{0,4}\[[A-Z_]+\]/u;
 
-const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+/** The trainer's view of an example (`logistic.ts`): a look-alike a writer listed counts more. */
+const nameSample = (example: Example): Sample => ({
+  indices: example.indices,
+  positive: example.name,
+  weight: example.weight,
+});
 
-export function train(examples: readonly Example[]): { weights: Float64Array; bias: number } {
-  const size = 1 << settings.bits;
-  const weights = new Float64Array(size);
-  const squares = new Float64Array(size).fill(1e-8);
-  let bias = 0;
-  let biasSquares = 1e-8;
-  const next = random(settings.seed);
-  for (let epoch = 0; epoch < settings.epochs; epoch++) {
-    for (const example of shuffled(examples, next)) {
-      let z = bias;
-      for (const i of example.indices) z += weights[i] ?? 0;
-      const g = (sigmoid(z) - (example.name ? 1 : 0)) * example.weight;
-      for (const i of example.indices) {
-        const w = weights[i] ?? 0;
-        const grad = g + settings.l2 * w;
-        squares[i] = (squares[i] ?? 0) + grad * grad;
-        weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
-      }
-      biasSquares += g * g;
-      bias -= (settings.biasLearningRate * g) / Math.sqrt(biasSquares);
-    }
-  }
-  return { weights, bias };
-}
-
-function score(model: { weights: Float64Array; bias: number }, example: Example): number {
-  let z = model.bias;
-  for (const i of example.indices) z += model.weights[i] ?? 0;
-  return z;
+export function train(examples: readonly Example[]): Logistic {
+  return trainLogistic(examples, nameSample, settings);
 }
 
 /** Out-of-writer scores: each writer's examples scored by a model trained on everyone else's. */
 export function crossValidate(examples: readonly Example[]): number[] {
-  const scores = new Array<number>(examples.length).fill(0);
-  for (const writer of new Set(examples.map((e) => e.writer))) {
-    const model = train(examples.filter((e) => e.writer !== writer));
-    examples.forEach((e, i) => {
-      if (e.writer === writer) scores[i] = score(model, e);
-    });
-  }
-  return scores;
+  return crossValidateLogistic(examples, nameSample, settings);
 }
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`;

@@ -37,7 +37,7 @@ import {
 } from "../../core/safety/number-tagger.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
 import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
-import { random, shuffled } from "./train.ts";
+import { crossValidateLogistic, type Logistic, type LogisticSettings, type Sample, trainLogistic } from "./logistic.ts";
 import { inside, occurrences } from "./train-names.ts";
 
 const defaults = {
@@ -103,49 +103,18 @@ export function numberExamplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Num
   return examples;
 }
 
-const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
+/** The trainer's view of an example (`logistic.ts`). */
+const numberSample = (example: NumberExample): Sample => example;
 
-function train(examples: readonly NumberExample[]): { weights: Float64Array; bias: number } {
-  const size = 1 << settings.bits;
-  const weights = new Float64Array(size);
-  const squares = new Float64Array(size).fill(1e-8);
-  let bias = 0;
-  let biasSquares = 1e-8;
-  const next = random(settings.seed);
-  for (let epoch = 0; epoch < settings.epochs; epoch++) {
-    for (const example of shuffled(examples, next)) {
-      let z = bias;
-      for (const i of example.indices) z += weights[i] ?? 0;
-      const g = (sigmoid(z) - (example.positive ? 1 : 0)) * example.weight;
-      for (const i of example.indices) {
-        const w = weights[i] ?? 0;
-        const grad = g + settings.l2 * w;
-        squares[i] = (squares[i] ?? 0) + grad * grad;
-        weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
-      }
-      biasSquares += g * g;
-      bias -= (settings.learningRate * g) / Math.sqrt(biasSquares);
-    }
-  }
-  return { weights, bias };
+/** The bias learns at the weights' rate. */
+const logisticSettings = (): LogisticSettings => ({ ...settings, biasLearningRate: settings.learningRate });
+
+function train(examples: readonly NumberExample[]): Logistic {
+  return trainLogistic(examples, numberSample, logisticSettings());
 }
 
-function score(model: { weights: Float64Array; bias: number }, example: NumberExample): number {
-  let z = model.bias;
-  for (const i of example.indices) z += model.weights[i] ?? 0;
-  return z;
-}
-
-/** Out-of-writer scores: each writer's examples scored by a model trained on everyone else's. */
 function crossValidate(examples: readonly NumberExample[]): number[] {
-  const scores = new Array<number>(examples.length).fill(0);
-  for (const writer of new Set(examples.map((e) => e.writer))) {
-    const model = train(examples.filter((e) => e.writer !== writer));
-    examples.forEach((e, i) => {
-      if (e.writer === writer) scores[i] = score(model, e);
-    });
-  }
-  return scores;
+  return crossValidateLogistic(examples, numberSample, logisticSettings());
 }
 
 /** The lowest threshold at which fewer than the budget of asked, out-of-writer non-identifiers are taken. */

@@ -36,6 +36,8 @@ import { nameModelPath } from "../../core/safety/name-tagger.ts";
 import { numberModelPath } from "../../core/safety/number-tagger.ts";
 import { vocab, vocabPath } from "../../core/safety/vocab.ts";
 import { type ClassifyCase, classifyCases, corpusDir, type Sourced } from "./corpus.ts";
+import { type Logistic, type Sample, scoreLogistic, trainLogistic } from "./logistic.ts";
+import { random, shuffled } from "./random.ts";
 
 const defaults = {
   bits: 18,
@@ -69,60 +71,15 @@ interface Example {
   rule: "clinical" | "builder" | null;
 }
 
-/** mulberry32: a small seeded generator, so shuffles are the same on every run. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The binary model's view of an example (`logistic.ts`): every prompt counts once. */
+const binarySample = (example: Example): Sample => ({
+  indices: example.indices,
+  positive: example.clinical,
+  weight: 1,
+});
 
-export function shuffled<T>(items: readonly T[], next: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
-
-const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
-
-interface Binary {
-  weights: Float64Array;
-  bias: number;
-}
-
-function scoreBinary(model: Binary, example: Example): number {
-  let z = model.bias;
-  for (const i of example.indices) z += model.weights[i] ?? 0;
-  return z;
-}
-
-function trainBinary(examples: readonly Example[]): Binary {
-  const size = 1 << settings.bits;
-  const model: Binary = { weights: new Float64Array(size), bias: 0 };
-  const squares = new Float64Array(size).fill(1e-8);
-  let biasSquares = 1e-8;
-  const next = random(settings.seed);
-  for (let epoch = 0; epoch < settings.epochs; epoch++) {
-    for (const example of shuffled(examples, next)) {
-      const g = sigmoid(scoreBinary(model, example)) - (example.clinical ? 1 : 0);
-      for (const i of example.indices) {
-        const w = model.weights[i] ?? 0;
-        const grad = g + settings.l2 * w;
-        squares[i] = (squares[i] ?? 0) + grad * grad;
-        model.weights[i] = w - (settings.learningRate * grad) / Math.sqrt(squares[i] ?? 1);
-      }
-      biasSquares += g * g;
-      model.bias -= (settings.biasLearningRate * g) / Math.sqrt(biasSquares);
-    }
-  }
-  return model;
+function trainBinary(examples: readonly Example[]): Logistic {
+  return trainLogistic(examples, binarySample, settings);
 }
 
 interface Multinomial {
@@ -231,7 +188,7 @@ function crossValidate(examples: readonly Example[], by: "fold" | "writer"): Cro
     const categories = trainCategories(training.filter((e) => e.clinical));
     examples.forEach((example, i) => {
       if (foldOf[i] !== fold) return;
-      scores[i] = scoreBinary(binary, example);
+      scores[i] = scoreLogistic(binary, example.indices);
       if (example.clinical) {
         categoryTotal++;
         if (categoryOf(categories, example) === example.category) categoryHits++;
