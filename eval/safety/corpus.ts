@@ -3,6 +3,7 @@
  * labels are defined in `eval/safety/GUIDE.md`). `train/` is what the model learns from;
  * `heldout/` was written apart from it and from the code, and only the evaluation reads it.
  */
+import type { Hash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -12,6 +13,19 @@ import { identifierKinds } from "../../core/redact.ts";
 /** `SAFETY_CORPUS_DIR` points the scripts at another copy of the corpus (a snapshot, a draft). */
 export const corpusDir = process.env.SAFETY_CORPUS_DIR ?? import.meta.dir;
 export type Split = "train" | "heldout";
+
+/**
+ * Feeds the names and bytes of the training files whose names start with `prefix` to `hash`, in
+ * name order: what a model's version says it was trained from.
+ */
+export function hashTrainingFiles(hash: Hash, prefix = ""): void {
+  const trainDir = join(corpusDir, "train");
+  for (const file of readdirSync(trainDir)
+    .filter((name) => name.startsWith(prefix))
+    .sort()) {
+    hash.update(file).update(readFileSync(join(trainDir, file)));
+  }
+}
 
 export const builderCategories = [
   "guardrail",

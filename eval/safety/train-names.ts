@@ -24,8 +24,7 @@
  * Deterministic: the same corpus, vocabulary and settings give the same bytes.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { encodeWeights } from "../../core/safety/model.ts";
 import { findIdentifiers, type IdentifierSpan, placeholder, replaceSpans } from "../../core/redact.ts";
 import {
@@ -47,7 +46,7 @@ import {
   tokenize,
 } from "../../core/safety/names.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
-import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
+import { hashTrainingFiles, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
 import { crossValidateLogistic, type Logistic, type Sample, trainLogistic } from "./logistic.ts";
 
 const defaults = {
@@ -213,12 +212,7 @@ const pct = (n: number) => `${(n * 100).toFixed(1)}%`;
 /** What the shipped tagger must have been trained from: the redaction corpus, vocabulary, sources and settings. */
 export function nameModelVersion(): string {
   const hash = createHash("sha256");
-  const trainDir = join(corpusDir, "train");
-  for (const file of readdirSync(trainDir)
-    .filter((f) => f.startsWith("redact"))
-    .sort()) {
-    hash.update(file).update(readFileSync(join(trainDir, file)));
-  }
+  hashTrainingFiles(hash, "redact");
   hash.update(readFileSync(vocabPath));
   // The rules decide which words the tagger learns its threshold from, so they version it too.
   for (const source of [

@@ -22,7 +22,6 @@
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { findIdentifiers, redact } from "../../core/redact.ts";
 import { encodeWeights } from "../../core/safety/model.ts";
 import { nameModelPath } from "../../core/safety/name-tagger.ts";
@@ -36,7 +35,7 @@ import {
   useNumberTagger,
 } from "../../core/safety/number-tagger.ts";
 import { vocabPath } from "../../core/safety/vocab.ts";
-import { corpusDir, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
+import { hashTrainingFiles, type RedactCase, redactCases, type Sourced } from "./corpus.ts";
 import { crossValidateLogistic, type Logistic, type LogisticSettings, type Sample, trainLogistic } from "./logistic.ts";
 import { inside, occurrences } from "./train-names.ts";
 
@@ -149,12 +148,7 @@ export function numberTaggerFrom(examples: readonly NumberExample[]): NumberTagg
 /** What the shipped tagger must have been trained from: the corpus, the rules, the name tagger and the settings. */
 export function numberModelVersion(): string {
   const hash = createHash("sha256");
-  const trainDir = join(corpusDir, "train");
-  for (const file of readdirSync(trainDir)
-    .filter((f) => f.startsWith("redact"))
-    .sort()) {
-    hash.update(file).update(readFileSync(join(trainDir, file)));
-  }
+  hashTrainingFiles(hash, "redact");
   hash.update(readFileSync(vocabPath)).update(readFileSync(nameModelPath));
   const core = new URL("../../core/", import.meta.url);
   const safety = readdirSync(new URL("safety/", core)).filter((file) => file.endsWith(".ts"));

@@ -25,7 +25,6 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ruleVerdict } from "../../core/classify.ts";
 import { redact } from "../../core/redact.ts";
 import { blockedCategories } from "../../core/safety/categories.ts";
@@ -35,7 +34,7 @@ import { encodeWeights, type ModelFile, modelPath } from "../../core/safety/mode
 import { nameModelPath } from "../../core/safety/name-tagger.ts";
 import { numberModelPath } from "../../core/safety/number-tagger.ts";
 import { vocab, vocabPath } from "../../core/safety/vocab.ts";
-import { type ClassifyCase, classifyCases, corpusDir, type Sourced } from "./corpus.ts";
+import { type ClassifyCase, classifyCases, hashTrainingFiles, type Sourced } from "./corpus.ts";
 import { type Logistic, type Sample, scoreLogistic, trainLogistic } from "./logistic.ts";
 import { random, shuffled } from "./random.ts";
 
@@ -211,8 +210,7 @@ function crossValidate(examples: readonly Example[], by: "fold" | "writer"): Cro
 /** Hash of everything the model depends on: corpus, vocabulary, feature code and settings. */
 export function currentVersion(): string {
   const hash = createHash("sha256");
-  const trainDir = join(corpusDir, "train");
-  for (const file of readdirSync(trainDir).sort()) hash.update(file).update(readFileSync(join(trainDir, file)));
+  hashTrainingFiles(hash);
   hash.update(readFileSync(vocabPath));
   // Redaction reads the name tagger's weights too.
   if (existsSync(nameModelPath)) hash.update(readFileSync(nameModelPath));
