@@ -2242,7 +2242,7 @@ type Claim = IdentifierSpan | { kind: typeof KEEP; start: number; end: number };
 const MONTH_NAME = "(?:January|February|March|April|May|June|July|August|September|October|November|December)";
 const DEPARTMENT =
   "(?:Cardiology|Orthopa?edics|Oncology|Radiology|Pediatrics|Paediatrics|Dermatology|Neurology|Urology|Nephrology|Gastroenterology|Pulmonology|Endocrinology|Rheumatology|Psychiatry|Ophthalmology|Obstetrics|Gynecology|Hematology|Pharmacy|Imaging|Laboratory|Pathology|Anesthesiology|Podiatry|Audiology|Optometry|Physical Therapy|Urgent Care|Primary Care|Family Medicine|Internal Medicine|Behavioral Health)";
-const FACILITY = `(?:General|Hospital|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|Elementary|School|Academy|College|University|Library|Church|Institute|${DEPARTMENT})`;
+const FACILITY = `(?:General|Hospitals?|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|Elementary|School|Academy|College|University|Library|Church|Institute|${DEPARTMENT})`;
 /** Words after an eponym: "Addison's disease", "Heimlich maneuver", "Glasgow Coma Scale". */
 const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw)";
 const EPONYM =
@@ -2345,15 +2345,16 @@ function collectPlaceLists(text: string, found: Claim[]): void {
 
 /** The persona of a bot, named like a person: "our voice agent persona is called 'Ava'". Tried where "called" or "named" is (`Facts`). */
 const PERSONA =
-  /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?(\p{Lu}\p{Ll}+)/gu;
+  /(?<=\b(?:persona|bot|assistant|agent|avatar|voice|kiosk|chatbot|app)\s{1,2}(?:is\s{1,2})?)(?:called|named)\s{1,2}['"“]?((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)/gu;
 /**
  * More ways builders name a bot's persona: "Ava the intake bot", "Clara (voice assistant)", "the
  * voice bot Clara answered", "rename the persona from Max to Nora", `persona: name: "Rosie"`,
- * "This is Sam, your virtual care assistant". Tried where "bot", "assistant", "persona" (or the like) is; not a
+ * "This is Sam, your virtual care assistant", "Nurse Nina" (bot), "Sam" is the name of our IVR bot. Tried where "bot", "assistant", "persona" (or the like) is; not a
  * medical or office assistant, who is a person.
  */
 const PERSONAS = [
-  /(?=\p{Lu})(\p{Lu}\p{Ll}+)(?=\s{1,2}(?:\(\s{0,2}|the\s{1,2})(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
+  /(?=\p{Lu})((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)(?=["”]?\s{1,2}(?:\(\s{0,2}|the\s{1,2})(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
+  /(?=\p{Lu})(?<=["“])((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)(?=["”]\s{1,2}is\s{1,2}(?:the\s{1,2}name\s{1,2}of\s{1,2})?(?:our|the|a)\s{1,2}(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
   /(?=\p{Lu})(?<=(?<!(?:medical|nursing|physician|dental|office|clinical|administrative|executive|personal)\s{1,2})\b(?:bot|chatbot|assistant|persona)\s{1,2})(\p{Lu}\p{Ll}+)(?=\s{0,2}(?:\(|[,.!?]|\s(?:needs|should|answered|greeted|says|said|will|replies|replied|asks|asked)\b))/gu,
   /(?=\p{Lu})(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
   /(?=\p{Lu})(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,

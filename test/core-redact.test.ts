@@ -274,6 +274,9 @@ const benign: readonly string[] = [
   "Merge pull request #12 from dependabot/npm and Merge pull request #482 from feature/fax-ocr",
   "the dr drill tonight; dr will be back; ps shows pid=2291 hung",
   'demo data: "Alex Sample" and "Pat Example" are fake; Subject: 2024 benefits',
+  // Bots' personas with a title, things named like people, hospitals in the plural.
+  'the voice agent is called "Dr. Sam"; persona A "Nurse Nina" (bot); "Sam" is the name of our IVR bot',
+  "variables named gauss, bayes and pearson; partners: Shriners Hospitals",
 ];
 
 describe("redact: examples", () => {
