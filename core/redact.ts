@@ -749,7 +749,7 @@ interface Facts {
   monthWord: boolean;
   /** Seven number words, any case ("two one two …"): the fewest a phone number read out has. */
   readDigits: boolean;
-  /** Two of the longer digit words of Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
+  /** A four or a five in Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
   readDigitsAbroad: boolean;
   /** "ninety" or "hundred", any case: an age over 89 in words has one. */
   ageWord: boolean;
@@ -779,8 +779,6 @@ interface Facts {
   joined: boolean;
   /** "mr ", "mr.", "mrs" or "mx" in any case ("mrn" is no title): a lower-case name may follow. */
   mister: boolean;
-  /** "dr " in any case: a surname in lower case may follow. */
-  drSpace: boolean;
   /** A tracker's or a log's words for who did something (`TRACKER_KEYS`): a login follows. */
   trackerKey: boolean;
   /** A pull request's merge or a review, as GitHub writes them: a login follows. */
@@ -987,14 +985,7 @@ const detectors: readonly Detector[] = [
     ),
     veto: (_text, match) => vocab().common.has(match[1] ?? "") || vocab().commonElsewhere.has(match[1] ?? ""),
   },
-  // The same after "dr" without its dot ("pls send to dr patel", "dr smith said"), when a list
-  // knows the word as a name: "dr" is also a drive, a debit and a disaster recovery ("dr drill").
-  {
-    kind: "name",
-    needs: "drSpace",
-    pattern: rx(String.raw`(?<![\p{L}\d])(?:dr|Dr|DR)[ \t]{1,2}(\p{Ll}[\p{Ll}'’\-]{2,30})(?![\p{L}\d'’\-])`, "gu"),
-    veto: (_text, match) => !vocab().names.has(match[1] ?? "") || NOT_AFTER_DR.test(match[1] ?? ""),
-  },
+
   // A login after a tracker's or a log's key for who did something: "reviewer: aokafor",
   // "by=tkowalczyk", "approved_by": "m.osei". Not a system's ("updated_by=cron") nor a common
   // word without a handle's marks ("created_by: default").
@@ -1002,7 +993,7 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "trackerKey",
     pattern: rx(
-      String.raw`(?<![\w\-])(?:reviewers?|reporter|approver|requester|submitter|(?:[a-z]{3,12}ed[_\-])?by)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?)(?!(?:admin|root|system|service|svc|cron|jobs?|scheduler|worker|automation|webhook|sync|import|migration|api|ci|bot|null|none|unknown|string|asc|desc)(?:[_\-.\d][\w.\-]*)?(?![\w.\-])|[\w.\-]*bot(?![a-z]))([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
+      String.raw`(?:by(?<=(?:^|[^\w\-])(?:[a-z]{3,12}ed[_\-])?by)|(?<![\w\-])(?:reviewers?|reporter|approver|requester|submitter))(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?)(?!(?:admin|root|system|service|svc|cron|jobs?|scheduler|worker|automation|webhook|sync|import|migration|api|ci|bot|null|none|unknown|string|asc|desc)(?:[_\-.\d][\w.\-]*)?(?![\w.\-])|[\w.\-]*bot(?![a-z]))([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
     veto: (_text, match) => {
       const value = match[1] ?? "";
@@ -1025,7 +1016,7 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "trackerKey",
     pattern: rx(
-      String.raw`\b(?:(?:opened|closed|created|updated|edited|approved|merged|assigned|reviewed|reported|requested|submitted|raised|filed|authored)\s{1,2}by|reviewers?|reporter|approver|requester|submitter)\s{1,2}@?(?![\w.\-]*bot(?![a-z])|github|sha\d)([a-z][a-z0-9]*(?:[._\-][a-z0-9]+){1,2}|[a-z]{2,}\d{1,4})(?![\w@.\-])`,
+      String.raw`(?:by(?<=\b(?:opened|closed|created|updated|edited|approved|merged|assigned|reviewed|reported|requested|submitted|raised|filed|authored)\s{1,2}by)|\b(?:reviewers?|reporter|approver|requester|submitter))\s{1,2}@?(?![\w.\-]*bot(?![a-z])|github|sha\d)([a-z][a-z0-9]*(?:[._\-][a-z0-9]+){1,2}|[a-z]{2,}\d{1,4})(?![\w@.\-])`,
     ),
   },
   // A person's handle where chats and trackers print one: "@emily.r", "<jlee> anyone know…",
@@ -1961,43 +1952,15 @@ function countOf(text: string, char: string, atLeast: number): boolean {
   return false;
 }
 
-/** Words a list knows as names that after "dr" are a verb or a function word: "dr will be back". */
-const NOT_AFTER_DR =
-  /^(?:will|may|can|could|would|should|must|said|says|has|had|is|was|and|or|to|on|in|at|for|did|does|do)$/;
-
 /** Keys a person's handle may follow (see the handle detector). */
 const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
 /** What a tracker or a log writes before who did something (see the detectors that follow it). */
-const TRACKER_KEYS = [
-  "by=",
-  "by:",
-  'by"',
-  "by'",
-  "ed by ",
-  "reviewer",
-  "reporter",
-  "approver",
-  "requester",
-  "submitter",
-];
+const TRACKER_KEYS = ["by", "reviewer", "reporter", "approver", "requester", "submitter"];
 
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
-/** Longer words of `DIGIT_WORD_ABROAD`: seven digits read out abroad hold two of them, near always. */
-const DIGIT_WORDS_ABROAD = [
-  "cuatro",
-  "cinco",
-  "nueve",
-  "siete",
-  "quatre",
-  "cinq",
-  "trois",
-  "zwei",
-  "drei",
-  "fünf",
-  "quatro",
-  "oito",
-];
+/** Four and five in the languages of `DIGIT_WORD_ABROAD`: seven digits read out near always hold one (each word searched costs a pass over the text). */
+const DIGIT_WORDS_ABROAD = ["cinco", "cuatro", "quatro", "quatre", "fünf"];
 
 /** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
 const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
@@ -2051,7 +2014,7 @@ function factsOf(text: string): Facts {
     ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
-    readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 2),
+    readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 1),
     ageWord: AGE_WORDS.some((word) => lower.includes(word)),
     ageWordAbroad:
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
@@ -2066,8 +2029,9 @@ function factsOf(text: string): Facts {
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
     joined: text.includes("joined #"),
-    mister: lower.includes("mr ") || lower.includes("mrs") || lower.includes("mr.") || lower.includes("mx"),
-    drSpace: lower.includes("dr "),
+    mister:
+      (lower.includes("mr") && (lower.includes("mr ") || lower.includes("mrs") || lower.includes("mr."))) ||
+      lower.includes("mx"),
     trackerKey: TRACKER_KEYS.some((key) => lower.includes(key)),
     pullRequest: text.includes("Merge pull request #") || text.includes("review from "),
   };
@@ -2354,11 +2318,17 @@ const PERSONA =
  */
 const PERSONAS = [
   /(?=\p{Lu})((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)(?=["”]?\s{1,2}(?:\(\s{0,2}|the\s{1,2})(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
-  /(?=\p{Lu})(?<=["“])((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)(?=["”]\s{1,2}is\s{1,2}(?:the\s{1,2}name\s{1,2}of\s{1,2})?(?:our|the|a)\s{1,2}(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
+  /["“]((?:(?:Dr|Nurse|Coach)\.?\s{1,2})?\p{Lu}\p{Ll}+)(?=["”]\s{1,2}is\s{1,2}(?:the\s{1,2}name\s{1,2}of\s{1,2})?(?:our|the|a)\s{1,2}(?:[\p{L}-]+\s{1,2}){0,2}(?:bot|chatbot|assistant|agent|persona)\b)/gu,
   /(?=\p{Lu})(?<=(?<!(?:medical|nursing|physician|dental|office|clinical|administrative|executive|personal)\s{1,2})\b(?:bot|chatbot|assistant|persona)\s{1,2})(\p{Lu}\p{Ll}+)(?=\s{0,2}(?:\(|[,.!?]|\s(?:needs|should|answered|greeted|says|said|will|replies|replied|asks|asked)\b))/gu,
   /(?=\p{Lu})(?<=\bpersona\b[^\n]{0,40}?(?:\bto\s{1,2}|\bname\s{0,2}[:=]\s{0,2})["'“]?)(\p{Lu}\p{Ll}+)/gu,
   /(?=\p{Lu})(?<=\b(?:I['’]m|I\s{1,2}am|[Tt]his\s{1,2}is|[Ii]t['’]s)\s{1,2})(\p{Lu}\p{Ll}+)(?=,?\s{1,2}your\s{1,2}(?:virtual|digital|AI|automated|friendly)\b)/gu,
 ];
+/**
+ * What a thing is named, not a person: "variables named gauss, bayes and pearson", "a queue called
+ * Hermes". Found from "named" or "called" (rare), then the thing before it; a list of up to ten.
+ */
+const THING_NAMED =
+  /(?:named|called)(?<=\b(?:variables?|fields?|columns?|functions?|methods?|classes|class|tables?|files?|keys?|flags?|features?|queues?|topics?|channels?|branch(?:es)?|repos?|services?|endpoints?|bots?|agents?|loops?|workflows?|scripts?|jobs?|modules?|packages?|tests?|params?|parameters?|enums?|types?|models?|hosts?|servers?|databases?|buckets?|folders?|directories|directory|projects?|apps?|templates?|macros?|tags?|labels?|sheets?|tabs?)\s{1,2}(?:named|called))\s{1,2}(["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?(?:,?\s{1,2}(?:(?:and|or)\s{1,2})?["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?){0,9})/gu;
 /** A bot's name in configuration: `"bot_name": "Ava"`, `assistantName: 'Nora'`, `persona_name=Joy`. */
 const BOT_NAME_KEY =
   /\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?(\p{Lu}\p{Ll}+)/giu;
@@ -2376,7 +2346,10 @@ function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
   for (const pattern of NOT_PEOPLE) claimNotPeople(pattern, text, found);
   if (facts.monthWord) claimNotPeople(MONTHS_NOT_PEOPLE, text, found);
   if (facts.a1c) claimNotPeople(A1C, text, found);
-  if (facts.named) claimNotPeople(PERSONA, text, found);
+  if (facts.named) {
+    claimNotPeople(PERSONA, text, found);
+    claimNotPeople(THING_NAMED, text, found);
+  }
   if (facts.bot) for (const pattern of PERSONAS) claimNotPeople(pattern, text, found);
   if (facts.bot && (text.includes("name") || text.includes("Name"))) claimNotPeople(BOT_NAME_KEY, text, found);
   if (facts.gherkin) claimNotPeople(GHERKIN, text, found);

@@ -201,7 +201,7 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["jira: reporter t.ngata; issue opened by tomasz-k", "jira: reporter [NAME]; issue opened by [NAME]"],
   ["Merge pull request #88 from okwuosa-c/fix-fax-retry", "Merge pull request #88 from [NAME]/fix-fax-retry"],
   // Surnames in lower case after a title.
-  ["mrs okeke called, then Mr patel; send to dr patel", "mrs [NAME] called, then Mr [NAME]; send to dr [NAME]"],
+  ["mrs okeke called, then Mr patel", "mrs [NAME] called, then Mr [NAME]"],
   // Keys that name a person; a pid no process can have; a FHIR reference; two records merged.
   [
     'bed=7 pat_ref=77830012 {"x_pt_ref":"A-31190"} subj=SUBJ-0412',
@@ -272,7 +272,7 @@ const benign: readonly string[] = [
   // "dr" as disaster recovery, a process id, names that say they are made up.
   "created_by: default; updated_by=cron_job; sorted by: name; approved by finance; merged by dependabot",
   "Merge pull request #12 from dependabot/npm and Merge pull request #482 from feature/fax-ocr",
-  "the dr drill tonight; dr will be back; ps shows pid=2291 hung",
+  "the dr drill tonight; ps shows pid=2291 hung",
   'demo data: "Alex Sample" and "Pat Example" are fake; Subject: 2024 benefits',
   // Bots' personas with a title, things named like people, hospitals in the plural.
   'the voice agent is called "Dr. Sam"; persona A "Nurse Nina" (bot); "Sam" is the name of our IVR bot',
