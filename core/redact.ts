@@ -956,15 +956,6 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
-  // A FHIR reference to a person: "subject=Patient/339812", "Patient/pat-00881". The id after
-  // the type is the person's in that server (in a query string too, where no URL detector reads it).
-  {
-    kind: "mrn",
-    needs: "web",
-    pattern: rx(
-      String.raw`(?<![\w/.\-])(?:Patient|Person|RelatedPerson)\/((?=[\w.\-]{0,20}\d{5})[A-Za-z0-9][A-Za-z0-9.\-]{2,63})(?![\w\-]|\.\w)`,
-    ),
-  },
   // Two records joined into one: "merge 5502918 into 5502981" (the second is `collectSiblings`'s).
   {
     kind: "mrn",
@@ -1931,13 +1922,17 @@ function findNumbers(text: string): IdentifierSpan[] {
   return spans;
 }
 
+/** A clock time with its seconds ("14:02:11"): what `PROTECTED_CLOCK` needs to find anything. */
+function hasClockTime(text: string): boolean {
+  return text.includes(":") && /\d:\d\d:\d\d/.test(text);
+}
+
 /** Whether what a rule keeps (a version, a clock time, a code) covers part of [start, end): read around it only. */
 function isProtected(text: string, start: number, end: number): boolean {
   const from = Math.max(0, start - REACH);
   const around = text.slice(from, Math.min(text.length, end + REACH));
   const found: Claim[] = [];
-  const clock = around.includes(":") && /\d:\d\d:\d\d/.test(around);
-  collectProtected(around, { clock, rx: /rx/i.test(around) }, found);
+  collectProtected(around, { clock: hasClockTime(around), rx: /rx/i.test(around) }, found);
   return overlaps(found, start - from, end - from);
 }
 
@@ -2023,7 +2018,7 @@ function factsOf(text: string): Facts {
     handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
     rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
     rx: lower.includes("rx"),
-    clock: digits.run >= 2 && text.includes(":") && /\d:\d\d:\d\d/.test(text),
+    clock: digits.run >= 2 && hasClockTime(text),
     named: text.includes("called") || text.includes("named"),
     bot: BOT_WORDS.some((word) => lower.includes(word)),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),

@@ -18,6 +18,7 @@ import * as v from "valibot";
 import { type BlockedCategory, blockedCategories } from "./categories.ts";
 import { FeatureExtractor } from "./features.ts";
 import { fold } from "./fold.ts";
+import { decodeWeights } from "./shipped.ts";
 import { vocab } from "./vocab.ts";
 
 export const modelPath = fileURLToPath(new URL("./model.json", import.meta.url));
@@ -50,17 +51,6 @@ export function encodeWeights(weights: Float64Array): v.InferOutput<typeof table
   return { scale, weights: Buffer.from(quantized.buffer).toString("base64") };
 }
 
-/**
- * The table as stored: 16-bit integers, scaled when a score is summed. Kept at that size, not
- * widened to floats, because the tables are read at random and compete for the processor's cache
- * with everything else the boundary reads: half the bytes is a measurable part of its cost.
- */
-function decodeWeights(table: v.InferOutput<typeof tableSchema>, length: number): Int16Array {
-  const bytes = Buffer.from(table.weights, "base64");
-  if (bytes.length !== length * 2) throw new Error(`Safety model table has ${bytes.length / 2} weights, not ${length}`);
-  return new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-}
-
 export interface ModelVerdict {
   /** Log-odds that the prompt asks for clinical advice. */
   score: number;
@@ -74,8 +64,12 @@ export class SafetyModel {
 
   constructor(readonly file: ModelFile) {
     this.#extractor = new FeatureExtractor(file.clinical.bits, vocab(), file.category.bits);
-    this.#weights = decodeWeights(file.clinical.table, 1 << file.clinical.bits);
-    this.#categoryWeights = decodeWeights(file.category.table, file.category.labels.length << file.category.bits);
+    this.#weights = decodeWeights(file.clinical.table.weights, 1 << file.clinical.bits, "safety model");
+    this.#categoryWeights = decodeWeights(
+      file.category.table.weights,
+      file.category.labels.length << file.category.bits,
+      "safety model's categories",
+    );
   }
 
   /** Scores a prompt; `folded` says it is already folded (`fold.ts`). */

@@ -17,7 +17,7 @@
  */
 import { fileURLToPath } from "node:url";
 import * as v from "valibot";
-import { shipped } from "./shipped.ts";
+import { decodeWeights, shipped } from "./shipped.ts";
 import { combine, FNV_OFFSET, fnv } from "./hash.ts";
 
 export const nameModelPath = fileURLToPath(new URL("./name-model.json", import.meta.url));
@@ -320,10 +320,7 @@ export class NameTagger {
   readonly #weights: Int16Array;
 
   constructor(readonly file: NameModelFile) {
-    const bytes = Buffer.from(file.weights, "base64");
-    const quantized = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    if (quantized.length !== 1 << file.bits) throw new Error("name model: table size does not match its bits");
-    this.#weights = quantized;
+    this.#weights = decodeWeights(file.weights, 1 << file.bits, "name model");
   }
 
   /** Whether token `i` is taken for part of a name: its score against its group's threshold. */

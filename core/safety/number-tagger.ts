@@ -22,7 +22,7 @@
  */
 import { fileURLToPath } from "node:url";
 import * as v from "valibot";
-import { shipped } from "./shipped.ts";
+import { decodeWeights, shipped } from "./shipped.ts";
 import { combine, FNV_OFFSET, fnv, fnvStep } from "./hash.ts";
 
 export const numberModelPath = fileURLToPath(new URL("./number-model.json", import.meta.url));
@@ -289,10 +289,7 @@ export class NumberTagger {
   readonly #features: number[] = [];
 
   constructor(readonly file: NumberModelFile) {
-    const bytes = Buffer.from(file.weights, "base64");
-    const quantized = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-    if (quantized.length !== 1 << file.bits) throw new Error("number model: table size does not match its bits");
-    this.#weights = quantized;
+    this.#weights = decodeWeights(file.weights, 1 << file.bits, "number model");
   }
 
   /** Log-odds that the candidate at [start, end) of `text` is (part of) someone's identifier. */
