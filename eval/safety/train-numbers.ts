@@ -48,8 +48,6 @@ const defaults = {
   maxFalsePerThousand: 1,
   seed: 20261124,
   keepWeight: 4,
-  /** Weight of a token the rules left (the tagger is asked about it) against one they claimed. */
-  askedWeight: 1,
 };
 const settings: typeof defaults = { ...defaults, ...JSON.parse(process.env.NUMBER_TRAIN_SETTINGS ?? "{}") };
 
@@ -72,31 +70,34 @@ export function numberExamplesOf(cases: ReadonlyArray<Sourced<RedactCase>>): Num
   useNumberTagger(null);
   for (const c of cases) {
     const values = c.identifiers.map((i) => i.value);
-    const learn = (text: string, start: number, end: number, asked: boolean) => {
-      const token = text.slice(start, end);
-      // In the text the rules left, a value they redacted in part is still someone's: "[ADDRESS] 60623".
-      const positive =
-        inside(occurrences(text, values), start, end) ||
-        (asked && /\d{3}/.test(token) && values.some((value) => value.includes(token)));
-      const kept = !positive && inside(occurrences(text, c.keep), start, end);
-      examples.push({
-        indices: Uint32Array.from(numberFeatures(text, start, end, settings.bits)),
-        positive,
-        writer: c.source,
-        asked,
-        weight: (kept ? settings.keepWeight : 1) * (asked ? settings.askedWeight : 1),
-        kept,
-        where: `${c.id} ${token}${asked ? "" : " (claimed)"}`,
-      });
+    // The candidates of one text: `asked`, those the tagger is asked about, or those a rule claims.
+    const learn = (text: string, asked: boolean) => {
+      const identifiers = occurrences(text, values);
+      const keeps = occurrences(text, c.keep);
+      const claimed = asked ? [] : findIdentifiers(text).map((span): [number, number] => [span.start, span.end]);
+      for (const { start, end } of numberCandidates(text)) {
+        if (!asked && !inside(claimed, start, end)) continue;
+        const token = text.slice(start, end);
+        // In the text the rules left, a value they redacted in part is still someone's: "[ADDRESS] 60623".
+        const positive =
+          inside(identifiers, start, end) ||
+          (asked && /\d{3}/.test(token) && values.some((value) => value.includes(token)));
+        const kept = !positive && inside(keeps, start, end);
+        examples.push({
+          indices: Uint32Array.from(numberFeatures(text, start, end, settings.bits)),
+          positive,
+          writer: c.source,
+          asked,
+          weight: kept ? settings.keepWeight : 1,
+          kept,
+          where: `${c.id} ${token}${asked ? "" : " (claimed)"}`,
+        });
+      }
     };
     // The tokens a rule claims, in the text as written: they teach what is around an identifier.
-    const claimed = findIdentifiers(c.text).map((span): [number, number] => [span.start, span.end]);
-    for (const { start, end } of numberCandidates(c.text)) {
-      if (inside(claimed, start, end)) learn(c.text, start, end, false);
-    }
+    learn(c.text, false);
     // The tokens the tagger is asked about: what the rules leave, in the text they leave.
-    const left = redact(c.text);
-    for (const { start, end } of numberCandidates(left)) learn(left, start, end, true);
+    learn(redact(c.text), true);
   }
   useNumberTagger(shipped);
   return examples;
