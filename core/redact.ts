@@ -73,7 +73,7 @@ export function placeholder(kind: IdentifierKind): string {
  * Between a label and its value: spaces, `:`, `#`, `=`, "is", "of", "no.", a key's closing quote
  * (`"dob": "…`), a short parenthesis ("member id (Cigna) …"); at most four of them.
  */
-const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—|]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|as\b|es\b|é(?=\s)|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}["'(]?\s{0,2}`;
+const SEP = String.raw`(?:\s{0,3}(?:[:#=\-–—|]|\.(?=\s)|["'](?=\s{0,3}[:=])|is\b|was\b|are\b|of\b|reads\b|changed\b|to\b|now\b|as\b|es\b|é(?=\s)|no\b\.?|number\b|num\b\.?|nbr\b|\((?!\d)[^()\n]{1,24}\))){0,4}\s{0,3}(?:\[\s{0,2})?["'(]?\s{0,2}`;
 /** Between the words of a label: "member id", "member_id", "memberId", "member-id". */
 const _ = String.raw`[\s_\-.]{0,2}`;
 /** A label suffix: "member id", "member #", "member number", "member no." */
@@ -101,6 +101,8 @@ const MONTH = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|Jul
  * `MONTH` at every word, and these would make it dearer for dates builders rarely write.
  */
 const MONTH_ABROAD = `(?:Januar|Jänner|Februar|März|Juni|Juli|Oktober|Dezember|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|listopada|grudnia)`;
+/** Months in Dutch, Russian (genitive and abbreviated), Turkish and Hindi, read only after a day. */
+const MONTH_OTHER = `(?:januari|februari|maart|mei|augustus|oktober|mrt|okt|января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря|янв|фев|мар|апр|июн|июл|авг|сент?|окт|ноя|дек|Ocak|Şubat|Mart|Nisan|Mayıs|Haziran|Temmuz|Ağustos|Eylül|Ekim|Kasım|Aralık|जनवरी|फ़रवरी|फरवरी|मार्च|अप्रैल|मई|जून|जुलाई|अगस्त|सितंबर|अक्टूबर|नवंबर|दिसंबर)`;
 const ORD = `(?:st|nd|rd|th)?`;
 /** A date written without separators, with a plausible year, month and day: "20240307". */
 const YYYYMMDD = String.raw`(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])`;
@@ -153,6 +155,8 @@ const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\
 
 /** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
+/** One person, as an age's sentence names them: "my mother, 92", "the decedent, 101". */
+const PERSON_NOUN = String.raw`(?:mother|mom|mum|father|dad|grandmother|grandma|granny|nana|grandfather|grandpa|husband|wife|aunt|uncle|widow|widower|resident|member|client|caller|decedent|centenarian|veteran|woman|man|lady|gentleman|gent)`;
 
 /** An extension: not the start of something else ("x0.a@a.aa" is an email, a fast-check counterexample). */
 const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}(?!\w|\.\w|\S{0,64}@))?`;
@@ -232,7 +236,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "mrn",
-    label: String.raw`(?:MRN|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|pat(?:ienten)?\.?-?nr\.?|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
+    label: String.raw`(?:MRNs?|MR#|MR${_}no\.?|medical${_}record(?:${NO})?|med\.?${_}rec\.?(?:${NO})?|record${NO}|chart(?:${NO})?|patient${NO}|pt\.?${NO}|EHR${NO}|EMR${NO}|hospital${NO}|hosp\.?${NO}|unit${_}number|encounter${NO}|FIN|CSN|ICN|PID|EPI|NHS${NO}|UR(?:${NO}|(?=\s{1,2}\d{6,9}(?!\d)))|expediente|prontu[aá]rio|historia${_}cl[ií]nica|patientennummer|patienten${_}id|pat(?:ienten)?\.?-?nr\.?|fallnummer|(?:num[ée]ro${_}(?:de${_})?)?dossier|n[°º]${_}(?:de${_}|do${_}|du${_})?(?:dossier|paciente|patient)|(?:id|n[uú]mero)${_}(?:del${_}|de${_}|do${_})?paciente|numero${_}ng${_}chart)${SEP}`,
     // An NHS number is printed 3-3-4: "943 476 5919"; OCR and forms group others by thousands: "4 417 220";
     // letters before groups of digits: "PN 2209 4471"; a year's register and its number: "2024/00817";
     // groups joined by a dash a word processor made long: "88–01–4472".
@@ -299,7 +303,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "account",
-    label: String.raw`(?:account(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claim(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|conta|compte(?:${_}garant)?|cuenta|konto|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
+    label: String.raw`(?:accounts?(?:${NO})?|acct\.?(?:${NO})?|HAR(?:${NO})?|hospital${_}account(?:${NO})?|billing${_}(?:account|id)|invoice(?:${NO})?|statement${NO}|(?:refund${_})?check${NO}|payment${_}ref(?:erence)?|claims?(?:${NO})?|routing${_}(?:number|no\.?|#)|IBAN|(?:credit${_})?card(?:${NO})?|amex|visa|mastercard|discover|factura|fatura|boleto|recibo|conta|compte(?:${_}garant)?|cuenta|konto|rx${NO}|accession${NO}|(?:prior${_})?auth(?:orization)?${_}(?:ref(?:erence)?|number|no\.?|#|id)|PA#)${SEP}`,
     value: String.raw`(?:\d{4}[\s\-]\d{6}[\s\-]\d{5}|\d{4}(?:[\s\-]\d{4}){2,3}|\d{4}[ \-]\d{5}[ \-]\d(?![\w\-])|${IBAN}|${DIGIT_GROUPS}|${LETTERS_GROUPS}|${ID})`,
     veto: (_text, _at, value) => wordBeforeGroups(value),
   },
@@ -878,6 +882,15 @@ const YEAR_WORDS =
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
 const detectors: readonly Detector[] = [
+  // A patient's record fetched by its id in code: `patient(id: "8812003")`, `getPatient("P-44120")`,
+  // `findMemberById('W20931')`: two digits or more, quoted or bare, as the call's first argument.
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?:[Pp]atient|PATIENT|[Mm]ember|[Cc]hart|MRN|Mrn)(?:By[A-Z]\w{1,8})?\(\s{0,2}(?:(?:id|mrn|patientId|memberId)\s{0,2}[:=]\s{0,2})?["'\x60]?((?=[\w-]{0,24}\d[\w-]{0,24}\d)[A-Za-z0-9][\w-]{1,30})(?=["'\x60]?\s{0,2}[,)])`,
+    ),
+  },
   // A Health Insurance Claim Number: an SSN with a letter (and maybe a digit) after it, "318-52-4406A".
   {
     kind: "member_id",
@@ -1226,7 +1239,7 @@ const detectors: readonly Detector[] = [
     // "93 anni", "92 tuổi", "94 taon", "91 lat", "96 år", "92岁", "95세"; glued as an HL7 age field
     // prints it ("104Y"); a birthday ("her 100th birthday").
     pattern: rx(
-      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o|y\.o\.?|años|anos|ans|jahre|jährig(?:e[nrs]?)?|j(?=\.)|jaar|anni|tuổi|taon|lat|år|vuotta|ani|yaşında|yaş|साल|лет|года|ετών)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])(?:9\d|1[0-2]\d)\s?(?:岁|歲|歳|세|살)|(?<![\w\-])0?(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
+      String.raw`(?<![\w\-])(?:9\d|1[0-2]\d)(?:\s|-)?(?:years?|yrs?|y\/?o[fm]?|y\.o\.?|años|anos|ans|jahre|jährig(?:e[nrs]?)?|j(?=\.)|jaar|anni|tuổi|taong?|lat|år|vuotta|ani|yaşında|yaş|साल|лет|года|год|ετών)(?:[\s\-]old)?(?![\p{L}])|(?<![\w\-])(?:9\d|1[0-2]\d)\s?(?:岁|歲|歳|세|살)|(?<![\w\-])0?(?:9\d|1[0-2]\d)y(?![\p{L}\d])|(?<![\w\-])(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}birthday\b)`,
       "giu",
     ),
   },
@@ -1235,7 +1248,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2}(?:${NEARLY})?)(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b))`,
+      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2}(?:${NEARLY})?)(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)"”—–]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b|(?:she|he|they)\b))`,
       "gi",
     ),
   },
@@ -1272,7 +1285,7 @@ const detectors: readonly Detector[] = [
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\b(?:(?:he|she|they)['’]ll\s{1,2}be|(?:he|she)\s{1,2}will\s{1,2}be|turns|turning|turned)\s{1,2})(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)`,
+      String.raw`${AT_DIGIT}(?<=\b(?:(?:he|she|they)['’]ll\s{1,2}be|(?:he|she)\s{1,2}will\s{1,2}be|turns|turning|turned|cumple|cumplió|cumplirá|completa|completou)\s{1,2})(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)`,
       "gi",
     ),
   },
@@ -1285,21 +1298,35 @@ const detectors: readonly Detector[] = [
       String.raw`${AT_DIGIT}(?<=\[NAME\]\s{1,2}(?:is|was|turned|turns|just\s{1,2}turned)\s{1,2})(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)`,
     ),
   },
-  // "[NAME] (98)": a number over 89 in brackets after a name.
-  {
-    kind: "age",
-    needs: "placeholder",
-    placeholders: true,
-    pattern: rx(String.raw`${AT_DIGIT}(?<=\[NAME\]\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`, "g"),
-  },
-  // "[NAME] 96, [NAME] 92.", "pt 97.": a number over 89 right after a name or the patient, then a
-  // pause. Not 120 and over: "Na 129," is a lab value after a word taken for a name.
+  // "[NAME] (98)", "the patient (94)": a number over 89 in brackets after a name or a person.
   {
     kind: "age",
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient))\s{1,2})(?:9\d|1[01]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
+      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient|${PERSON_NOUN}))\s{0,2}\()(?:9\d|1[0-2]\d)(?=!?\))`,
+      "gi",
+    ),
+  },
+  // "[NAME] 96, [NAME] 92.", "pt 97.", "my mother, 92, needs…", "decedent 102,": a number over 89
+  // right after a name or a word for one person (set off by a comma or not), then a pause. Not 120
+  // and over: "Na 129," is a lab value after a word taken for a name.
+  {
+    kind: "age",
+    needs: "digit",
+    placeholders: true,
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient|${PERSON_NOUN}),?)\s{1,2})(?:9\d|1[01]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
+      "gi",
+    ),
+  },
+  // "he died at 101", "passed away at 99", "at 99 she still drives", "dad just hit 90": a number over
+  // 89 that a life reaches.
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?:(?<=\b(?:died|passed(?:\s{1,2}away)?|death)\s{1,2}at\s{1,2}(?:the\s{1,2}age\s{1,2}of\s{1,2})?)|(?<=\b(?:he|she|they|${PERSON_NOUN})\s{1,2}(?:just\s{1,2}|finally\s{1,2})?(?:hit|reached|celebrated|celebrates)\s{1,2}))(?:9\d|1[0-2]\d)(?![\w.\-%]|\s{0,2}(?:%|percent|ms|mg|kg|lbs?|minutes?|min|hours?|days?)\b)|${AT_DIGIT}(?<=\bat\s{1,2})(?:9\d|1[0-2]\d)(?=,?\s{1,2}(?:she|he)\b)`,
       "gi",
     ),
   },
@@ -1314,6 +1341,46 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
     veto: (_text, match) => /^may\s{1,2}first$/i.test(match[0]),
+  },
+  // A day of the month on its own, said of someone's day: "moved to the 21st", "on the 9th",
+  // "Thursday the 17th", "last Tuesday, the 11th"; in words only before a pause or a small word
+  // ("died on the fourteenth, please…", not "on the first try"). Not a schedule's day: "billing
+  // runs on the 1st", "on the 1st of each month".
+  {
+    kind: "date",
+    needs: "always",
+    pattern: rx(
+      String.raw`\bthe\s{1,2}(?<=(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|yesterday|today|tomorrow),?\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of)\s{1,2})the\s{1,2})(?:((?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th))\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)|(${ORDINAL_WORD})(?![\w\-])(?=\s{0,2}(?:[.,;:!?()"'”—–]|$)|\s{1,2}(?:at|and|or|but|for|to|in|so|when|then|after|before|because|until|[ap]\.?m\.?|morning|afternoon|evening|night|of\s{1,2}(?:${MONTH}|this|last|next)\b)\b))`,
+      "gi",
+    ),
+    veto: (text, match) =>
+      /\b(?:every|each|monthly|runs?|cron|recurring)\b[^.\n]{0,40}$/i.test(
+        text.slice(Math.max(0, match.index - 60), match.index),
+      ) ||
+      /^[^.\n]{0,30}?\b(?:of\s{1,2}(?:each|every)\s{1,2}month|monthly|every\s{1,2}month)\b/i.test(
+        text.slice(match.index + match[0].length, match.index + match[0].length + 50),
+      ),
+  },
+  // A day and its month in the other languages patients write in, no year needed: "14 februari",
+  // "3 lutego", "7. März", "3 марта", "15 окт.", "7 Ocak", "5 मार्च", "14/ene", "10月3日", "2025年3月8日".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<![\w.\-/])(?:(?:[1-9]|[12]\d|3[01])\.?\s{1,2}(?:${MONTH_ABROAD}|${MONTH_OTHER})(?:\.|(?![\p{L}\-]))(?:\s{1,2}\d{4}(?:\s?г\.?)?)?|(?:0?[1-9]|[12]\d|3[01])[/\-](?:ene|feb|mar|abr|may|jun|jul|ago|sep|set|oct|nov|dic)(?:[/\-](?:\d{4}|\d{2}))?(?![\p{L}\d])|(?:\d{4}\s?年\s?)?(?:0?[1-9]|1[0-2])\s?月\s?(?:0?[1-9]|[12]\d|3[01])\s?日)`,
+      "giu",
+    ),
+    veto: isSystemEventDate,
+  },
+  // A weekday and its day, as Spanish, Portuguese, French, Italian, German and Dutch write them:
+  // "el lunes 4", "samedi 12", "am Montag, dem 3.", "donderdag de 12e", "giovedì 6/11".
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\b(?:lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo|segunda|ter[çc]a|quarta|quinta|sexta|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|luned[ìi]|marted[ìi]|mercoled[ìi]|gioved[ìi]|venerd[ìi]|domenica|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag),?\s{1,2}(?:(?:dem|den|de|el|le|il)\s{1,2})?)(?:[1-9]|[12]\d|3[01])(?:[/.](?:0?[1-9]|1[0-2])(?:[/.](?:\d{4}|\d{2}))?|\.|e|º)?(?![\d:]|[.,]\d|\s{0,2}(?:h|uhr|%|horas?|heures?|ore|uur)\b)`,
+      "giu",
+    ),
   },
   // Ages over 89 in words, in the languages patients write in, with their word for years:
   // "noventa y cuatro años", "noventa e sete anos", "quatre-vingt-seize ans", "zweiundneunzig
@@ -1331,7 +1398,7 @@ const detectors: readonly Detector[] = [
     needs: "ageWord",
     placeholders: true,
     pattern: rx(
-      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:she['’]?s|he['’]?s|is|turns|turned|aged?)\s{1,2}(?:${NEARLY})?["“]?|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b`,
+      String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:(?:she['’]?s|he['’]?s|is|turns|turned|turning|aged?|pushing|(?:he|she|they)['’]ll\s{1,2}be|(?:he|she)\s{1,2}will\s{1,2}be)\s{1,2}(?:${NEARLY})?["“]?|age[ds]?\s{0,2}[:=]\s{0,2}|${PERSON_NOUN},\s{1,2})|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b|(?<=\bat\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=\s{0,2}(?:[.,;!?)"”]|$)|,?\s{1,2}(?:she|he)\b)`,
       "gi",
     ),
   },
@@ -1661,15 +1728,6 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:jan|january|feb|february|mar|march|apr|april|june?|july?|aug|august|sept?|september|oct|october|nov|november|dec|december)\.?\s{1,2}(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?(?:,?\s{1,2}\d{4})?(?![\w:\-]|\.\d)`,
     ),
     veto: isSystemEventDate,
-  },
-  // "moved to the 21st", "on the 9th": a day of the month on its own.
-  {
-    kind: "date",
-    needs: "digit",
-    pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\b(?:on|by|until|till|to|since|before|after|from)\s{1,2}the\s{1,2})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)`,
-      "gi",
-    ),
   },
 ];
 
@@ -2133,6 +2191,33 @@ function isSystemEventDate(text: string, match: RegExpExecArray): "keep" | boole
   return SYSTEM_EVENT_BEFORE.test(text.slice(Math.max(0, start - 120), start)) ? "keep" : false;
 }
 
+/** A log's own time of day on a date: "2025-11-24 05:42:17.331", "2026-04-09T08:14:22Z". */
+const LOG_TIME = String.raw`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?`;
+/** A log record's key for its own time: `"ts": "`. */
+const LOG_TIME_KEY = String.raw`"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"`;
+/**
+ * A placeholder of someone's identifier on the same line, at most 200 characters away: a later
+ * pass's window (`LATER_PASS_WINDOW`) around that placeholder always holds the time, so a second
+ * redaction finds nothing the first did not.
+ */
+const PERSON_PLACEHOLDER = String.raw`\[(?:NAME|SSN|MRN|DOB|AGE|PHONE|FAX|EMAIL|ADDRESS|ZIP|MEMBER_ID|ACCOUNT|LICENSE|DEVICE_ID|VEHICLE)\]`;
+const NO_PERSON_AHEAD = String.raw`(?![^\n]{0,200}${PERSON_PLACEHOLDER})`;
+const NO_PERSON_BEHIND = String.raw`(?<!${PERSON_PLACEHOLDER}[^\n]{0,200})`;
+
+/**
+ * A log's own time on a line about someone: "2026-04-09T08:14:22Z WARN … patient=[MRN]" is when
+ * something happened to that patient, a date Safe Harbor removes. The line's other identifiers are
+ * placeholders by then, so it runs from the second pass on; a line about no one keeps its time.
+ */
+const PERSON_LOG_TIME: Detector = {
+  kind: "date",
+  needs: "placeholder",
+  pattern: new RegExp(
+    String.raw`(?:^\[?|${LOG_TIME_KEY})(?:(?=[^\n]{0,200}${PERSON_PLACEHOLDER})|(?<=${PERSON_PLACEHOLDER}[^\n]{0,200}))(${LOG_TIME})(?![\d:.])`,
+    "gm",
+  ),
+};
+
 /**
  * Look-alikes that must survive, claimed before any detector runs: a provider's NPI in code or
  * configuration (`"npi": "1234567893"`, `NPI_OVERRIDE=…`, X12's `XX*` qualifier) identifies a
@@ -2163,11 +2248,18 @@ const PROTECTED = [
   // code ("age >= 90"): nobody's identifiers.
   /(?=\d)(?<![\w\-/.])(?<!\b(?:DOB|D\.O\.B\.?|date\s?of\s?birth|birth\s?date|born(?:\s(?:on|in))?|MRN|MR#|ID|member|account|acct|policy|claim|serial)[\s:="'#]{0,4})(00000|99999|1900-01-01|0001-01-01|9999-12-31|1899-12-30|0?1\/0?1\/1900)(?![\w\-/]|\.\d)/gi,
   /(?=[<>=!])(?<!<\/?[\w:-]{1,40})(?:[<>]=?|[=!]==?)\s{0,2}(\d{1,3})(?![\w.\-/:])(?!\S*@)/g,
-  // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"}.
-  /^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)/gm,
-  /"(?:ts|timestamp|@timestamp|time|logged_?at|log_?time)"\s{0,2}:\s{0,2}"(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")/g,
-  // A log line's own time: "[2026-09-01 03:00:02] cron: …" (syslog's and git's: `PROTECTED_CLOCK`).
-  /^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)\]/gm,
+  // A log line's or a log record's own time: "2025-11-24 05:42:17.331 INFO …", {"ts": "2025-11-23T22:01:55Z"},
+  // "[2026-09-01 03:00:02] cron: …" (syslog's and git's: `PROTECTED_CLOCK`); not on a line about
+  // someone, where it is the time of their event (`PERSON_LOG_TIME`).
+  new RegExp(
+    String.raw`^${NO_PERSON_AHEAD}(${LOG_TIME})(?=\s{1,3}\[?(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL)\b)`,
+    "gm",
+  ),
+  new RegExp(
+    String.raw`${LOG_TIME_KEY}${NO_PERSON_AHEAD}${NO_PERSON_BEHIND}(\d{4}-\d{2}-\d{2}[ T][\d:.]{5,18}(?:Z|[+-]\d{2}:?\d{2})?)(?=")`,
+    "g",
+  ),
+  new RegExp(String.raw`^\[${NO_PERSON_AHEAD}(${LOG_TIME})\]`, "gm"),
   // A system's own times after their keys: "last_sync=2026-02-11T03:00Z", "created_at 1767225600".
   /(?=\d)(?<=\b(?:last_?sync(?:ed)?(?:_?at)?|synced_?at|created_?at|updated_?at|modified_?at|deleted_?at|received_?at|sent_?at|expires_?at|logged_?at|timestamp)["']?\s{0,2}[=:]?\s{0,2}["']?|\bts["']?\s{0,2}[=:]\s{0,2}["']?)(\d{4}-\d{2}-\d{2}(?:[T ][\d:.]{2,15}(?:Z|[+-]\d{2}:?\d{2})?)?|\d{10}(?:\d{3})?)(?![\d-])/gi,
   // The bounds of a query, not anyone's date: "visit_date > '2025-01-01'", { $gt: ISODate("2026-01-01") }.
@@ -2573,17 +2665,17 @@ function collectRowIds(text: string, found: Claim[]): void {
 const SIBLING_KINDS: ReadonlySet<string> = new Set(["device_id", "mrn", "member_id", "account", "license", "vehicle"]);
 /** A list's joiner and the next value: "2219KX0441 L, right one is 2219KX0442". */
 const SIBLING_AFTER =
-  /^(?:[\s,;:&/()]|\b(?:and|or|then|right|left|one|is|vs|L|R|into|to|with)\b){1,24}?((?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![\w-])/i;
+  /^(?:[\s,;:&/()"']|\b(?:and|or|then|right|left|one|is|vs|L|R|into|to|with)\b){1,24}?((?=[A-Za-z-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,40})(?![\w-])/i;
 const shapeOf = (value: string) => value.replace(/\d/g, "9").replace(/[A-Z]/g, "A").replace(/[a-z]/g, "a");
 
 /**
  * The value right after an identifier of a listed kind, joined to it as a list joins values, with
  * exactly its shape (digits, capitals and small letters in the same places), is another of the same
- * kind: the second of a pair of hearing aids, the next record in a range.
+ * kind: the second of a pair of hearing aids, the next record in a range, every value of a list.
  */
 function collectSiblings(text: string, found: Claim[]): void {
-  const claims = found.length;
-  for (let i = 0; i < claims; i++) {
+  // A sibling found has its own next sibling: "AC-44120", "AC-44127", "AC-44135".
+  for (let i = 0; i < found.length; i++) {
     const claim = found[i] as Claim;
     if (!SIBLING_KINDS.has(claim.kind)) continue;
     const value = text.slice(claim.start, claim.end);
@@ -2610,6 +2702,7 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
   const facts = factsOf(text);
   const found: Claim[] = [];
   collectNotPeople(text, facts, found);
+  if (facts.digit && facts.placeholder) collect(PERSON_LOG_TIME, text, found);
   if (facts.digit) collectProtected(text, facts, found);
   if (!afterPlaceholders) {
     for (const span of findSegmentIdentifiers(text)) {

@@ -216,6 +216,31 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   // Numbers read out in Spanish and German.
   ["al fax nueve cinco seis, cinco cinco cinco, cero uno cuatro uno, con", "al fax [PHONE], con"],
   ["unter null eins fünf eins, zwei drei vier, fünf fünf null", "unter [PHONE]"],
+  // A log's own time on a line about someone is their event's date; on a line about no one it stays.
+  [
+    "2026-04-09T08:14:22Z WARN ingest: duplicate reading patient=99120455\n2026-04-09T08:14:23Z INFO ingest: done",
+    "[DATE] WARN ingest: duplicate reading patient=[MRN]\n2026-04-09T08:14:23Z INFO ingest: done",
+  ],
+  ['{"src_mrn":"88120455","ts":"2026-11-24T09:12:00Z"}', '{"src_mrn":"[MRN]","ts":"[DATE]"}'],
+  // Ages a sentence gives a person, in words and figures.
+  ["my mother, 92, needs the reminders by phone", "my mother, [AGE], needs the reminders by phone"],
+  ["he died at 101; at 99 she still drives", "he died at [AGE]; at [AGE] she still drives"],
+  ["age: ninety-four, and she'll be ninety in March", "age: [AGE], and she'll be [AGE] in March"],
+  ["intake: 92 YOF presents; the patient (94) said", "intake: [AGE] presents; the patient ([AGE]) said"],
+  // A day of the month on its own, with a weekday or in words; a schedule's day stays.
+  [
+    "seen Thursday the 17th, died on the fourteenth, billing runs on the 1st",
+    "seen Thursday the [DATE], died on the [DATE], billing runs on the 1st",
+  ],
+  ["el lunes 4 y am Montag, dem 3. zur Kontrolle", "el lunes [DATE] y am Montag, dem [DATE] zur Kontrolle"],
+  ["opname op 14 februari; поступил 3 марта; 10月3日に入院", "opname op [DATE]; поступил [DATE]; [DATE]に入院"],
+  // Seed rows by their columns; a record fetched by its id in code; a list under a plural key.
+  [
+    "INSERT INTO patients (mrn, given, family) VALUES ('A0047721', 'Wren', 'Calloway'), ('A0047722', 'Ada', 'Oyelaran');",
+    "INSERT INTO patients (mrn, given, family) VALUES ('[MRN]', '[NAME]', '[NAME]'), ('[MRN]', '[NAME]', '[NAME]');",
+  ],
+  ['query { patient(id: "8812003") { appointments } }', 'query { patient(id: "[MRN]") { appointments } }'],
+  ['"accounts": ["AC-44120", "AC-44127", "AC-44135"]', '"accounts": ["[ACCOUNT]", "[ACCOUNT]", "[ACCOUNT]"]'],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -277,6 +302,11 @@ const benign: readonly string[] = [
   // Bots' personas with a title, things named like people, hospitals in the plural.
   'the voice agent is called "Dr. Sam"; persona A "Nurse Nina" (bot); "Sam" is the name of our IVR bot',
   "variables named gauss, bayes and pearson; partners: Shriners Hospitals",
+  // A clinic's name in a seed row, a log line about no one, a schedule's day, a floor, a count.
+  "INSERT INTO clinics (name, npi) VALUES ('Bayview Health', '1234567893');",
+  "2026-04-09T08:14:22Z WARN ingest: duplicate reading from gateway 7",
+  "check-in every Monday and on the 1st of each month; she lives on the 3rd floor; the queue hit 95 items",
+  "look at ninety rows; patient(id: 1); getPatient(id)",
 ];
 
 describe("redact: examples", () => {
@@ -685,7 +715,8 @@ describe("redact: properties", () => {
           expect(redact(text)).toBe(text);
         },
       ),
-      { numRuns: 300 },
+      // Found by a run of this property: a number tagger that took a version after a label.
+      { numRuns: 300, examples: [[["SSN:", "Dr.", "SSN:", "1.2.3", "the"]]] },
     );
   });
 

@@ -48,6 +48,13 @@ describe("candidates", () => {
     expect(tokens("no digits here")).toEqual([]);
   });
 
+  test("not a version: three or four short numbers joined by dots", () => {
+    expect(tokens("SSN: 1.2.3, v10.4.12 and 2.0.1.7; dated 12.03.2024, ip 10.20.30.40.50")).toEqual([
+      "12.03.2024",
+      "10.20.30.40.50",
+    ]);
+  });
+
   test("every candidate holds two digits, and candidates never overlap", () => {
     fc.assert(
       fc.property(fc.string({ unit: fc.constantFrom(..."ab AB12_-./:#[]=\n09"), maxLength: 80 }), (text) => {

@@ -188,9 +188,13 @@ const CREDENTIALS = wordSet(
   "md do rn np pa pa-c lpn lvn cna crna cnm fnp dnp msn bsn phd psyd pharmd rph dds dmd od dpt ot pt lcsw lmft mph mba facp faan",
 );
 
-/** Acronyms of healthcare software, in capitals: the tagger never takes one for a name ("Dr. SMS" is no doctor). */
+/**
+ * Acronyms of healthcare software and the common lab panels, in capitals: the tagger never takes
+ * one for a name ("Dr. SMS" is no doctor, "ANC 1100" a neutrophil count).
+ */
 const ACRONYMS = wordSet(
-  "sms mms mrn dob ssn npi dea ehr emr phi pii hipaa baa icu ed er or api url pdf ivr otp cpt icd hl7 fhir sso mfa crm csv json xml sql ci cd qa ux ui llm",
+  "sms mms mrn dob ssn npi dea ehr emr phi pii hipaa baa icu ed er or api url pdf ivr otp cpt icd hl7 fhir sso mfa crm csv json xml sql ci cd qa ux ui llm " +
+    "anc wbc rbc hgb hb hct plt mcv mch mchc rdw bun alt ast alp ggt ldh inr ptt pt tsh ldl hdl bmp cmp cbc esr crp gfr egfr bnp psa ua",
 );
 
 /** Whether a word has parts: a hyphen or an apostrophe ("Ji-hoon", "O'Brien"). */

@@ -9,7 +9,8 @@
  *
  * A candidate is a run of letters and digits holding at least two digits, its parts joined by
  * single `- . / : # _` ("4430-1192", "MR/88/0041"), and digit groups joined by single spaces
- * ("8842 1093 00"). Features: its shape, its length in digits, its letters before the first digit,
+ * ("8842 1093 00"); not a version's three or four short numbers joined by dots ("1.2.3", "10.4.12"),
+ * which no one's date or record is written as (a dotted date has a four-digit year). Features: its shape, its length in digits, its letters before the first digit,
  * the character before and after it, the five words before it (by position for the nearest three,
  * and as a bag, whole and by their first four letters, which survive a typo's end) and the two
  * after, a placeholder among them read as a word ("[NAME] 0044-7712-9 [DATE]"). Only what lies
@@ -47,6 +48,8 @@ const isJoiner = (code: number) =>
   code === 45 || code === 46 || code === 47 || code === 58 || code === 35 || code === 95;
 
 const DIGIT = /\d/g;
+/** A version: "1.2.3", "v10.4.12", "2.0.1.7". */
+const VERSION = /^v?\d{1,3}(?:\.\d{1,3}){2,3}$/;
 
 /** Every candidate of `text`, in order: see the module's comment. */
 export function numberCandidates(text: string): NumberCandidate[] {
@@ -75,7 +78,7 @@ export function numberCandidates(text: string): NumberCandidate[] {
     DIGIT.lastIndex = end;
     let digits = 0;
     for (let k = start; k < end && digits < 2; k++) if (isDigit(text.charCodeAt(k))) digits++;
-    if (digits >= 2) out.push({ start, end });
+    if (digits >= 2 && !VERSION.test(text.slice(start, end))) out.push({ start, end });
   }
   return out;
 }

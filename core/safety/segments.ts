@@ -155,20 +155,20 @@ function x12(text: string, spans: SegmentSpan[]): void {
 function columnKind(header: string): IdentifierKind | null {
   const key = header.toLowerCase().replace(/[\s_\-"']/g, "");
   if (
-    /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|patient|patientname|fullname|guarantor|caregiver|subscriber|contact|nachname|vorname|nombre|apellidos?|nome|sobrenome|prenom)$/.test(
+    /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|fname|lname|patient|patientname|fullname|displayname|guarantor|caregiver|subscriber|contact|nachname|vorname|nombre|apellidos?|nome|sobrenome|prenom)$/.test(
       key,
     )
   )
     return "name";
   if (
-    /^(?:dob|birthdate|dateofbirth|birthday|born|geburtsdatum|fechadenacimiento|fechanacimiento|datadenascimento|datanascimento)$/.test(
+    /^(?:dob|birthdate|dateofbirth|birthday|birth|born|geburtsdatum|fechadenacimiento|fechanacimiento|datadenascimento|datanascimento)$/.test(
       key,
     )
   )
     return "dob";
   if (/^(?:ssn|social|socialsecurity(?:number)?)$/.test(key)) return "ssn";
   if (
-    /^(?:mrn|chart|chartnumber|patientid|patientno|patientnumber|medicalrecordnumber|recordnumber|hospitalnumber|pt|patnr|patid|patientennummer|patientennr|fallnr|fallnummer)#?$|^(?:mrn|chart|pt|patient)(?:#|no|nr)$/.test(
+    /^(?:mrn|chart|chartnumber|patientid|patientno|patientnumber|medicalrecordnumber|recordnumber|hospitalnumber|pt|ptid|patnr|patid|patientennummer|patientennr|fallnr|fallnummer)#?$|^(?:mrn|chart|pt|patient)(?:#|no|nr)$/.test(
       key,
     )
   )
@@ -180,7 +180,7 @@ function columnKind(header: string): IdentifierKind | null {
     return "address";
   if (/^(?:zip|zipcode|postalcode|postcode|plz|postleitzahl|cep|codigopostal)$/.test(key)) return "zip";
   if (
-    /^(?:memberid|memberno|membernumber|subscriberid|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber|group|groupid|groupno|grp)$/.test(
+    /^(?:memberid|memberno|membernumber|subscriberid|subscriberno|subscribernumber|policynumber|policyid|medicaidid|medicareid|mbi|groupnumber|group|groupid|groupno|grp)$/.test(
       key,
     )
   )
@@ -320,6 +320,92 @@ function pipeTable(text: string, spans: SegmentSpan[]): void {
   }
 }
 
+/** `INSERT INTO table (columns) VALUES (…), (…)`: the columns, then where the first row starts. */
+const SQL_INSERT = /\binsert\s{1,4}into\s{1,4}([\w."`[\]]{1,64})\s{0,4}\(([^()]{1,2000})\)\s{0,4}values\s{0,4}(?=\()/gi;
+/** A table of people, whose bare `name` column is a person's (a clinic's or a plan's is not). */
+const PEOPLE_TABLE =
+  /patient|contact|person|people|member|user|staff|guarantor|caregiver|subscriber|client|employee|nurse|doctor|physician|famil|relative|resident|customer|guardian|proxy/i;
+
+/**
+ * The rows of a SQL insert, as seed scripts and bug reports paste them:
+ * `INSERT INTO patients (mrn, given, family) VALUES ('A0047721', 'Wren', 'Calloway')`. Each value
+ * is what its column's name says (`columnKind`), in quotes or bare; `NULL`, `DEFAULT` and calls
+ * are no one's.
+ */
+function sqlInsert(text: string, spans: SegmentSpan[]): void {
+  SQL_INSERT.lastIndex = 0;
+  for (let match = SQL_INSERT.exec(text); match !== null; match = SQL_INSERT.exec(text)) {
+    const people = PEOPLE_TABLE.test(match[1] ?? "");
+    const kinds = (match[2] ?? "").split(",").map((column) => {
+      const kind = columnKind(column.replace(/[`"[\]]/g, ""));
+      return kind === "name" &&
+        column
+          .trim()
+          .replace(/[`"[\]]/g, "")
+          .toLowerCase() === "name" &&
+        !people
+        ? null
+        : kind;
+    });
+    if (!kinds.some((kind) => kind !== null)) continue;
+    let at = match.index + match[0].length;
+    for (let rows = 0; rows < 1000 && text.charAt(at) === "("; rows++) {
+      at = sqlRow(text, at + 1, kinds, spans);
+      const next = /^\s{0,4},\s{0,4}(?=\()/.exec(text.slice(at, at + 10));
+      if (next === null) break;
+      at += next[0].length;
+    }
+    SQL_INSERT.lastIndex = Math.max(SQL_INSERT.lastIndex, at);
+  }
+}
+
+/** One row's values from `at` (just past its opening bracket); returns where it ends. */
+function sqlRow(text: string, at: number, kinds: ReadonlyArray<IdentifierKind | null>, spans: SegmentSpan[]): number {
+  let column = 0;
+  let k = at;
+  while (k < text.length) {
+    while (text.charAt(k) === " " || text.charAt(k) === "\t" || text.charAt(k) === "\n") k++;
+    const kind = kinds[column];
+    if (text.charAt(k) === "'") {
+      // A quoted string, '' inside it being a quote.
+      let end = k + 1;
+      while (end < text.length && !(text.charAt(end) === "'" && text.charAt(end + 1) !== "'"))
+        end += text.charAt(end) === "'" ? 2 : 1;
+      const value = text.slice(k + 1, end);
+      if (kind !== null && kind !== undefined && (kind !== "age" || OVER_89.test(value)))
+        push(spans, kind, k + 1, value);
+      k = end + 1;
+    } else {
+      // Bare: a number, NULL, DEFAULT or a call, up to the next comma or the row's end.
+      let depth = 0;
+      const start = k;
+      while (k < text.length && !(depth === 0 && (text.charAt(k) === "," || text.charAt(k) === ")"))) {
+        if (text.charAt(k) === "(") depth++;
+        else if (text.charAt(k) === ")") depth--;
+        else if (text.charAt(k) === "\n") return k;
+        k++;
+      }
+      const value = text.slice(start, k).trim();
+      if (
+        kind !== null &&
+        kind !== undefined &&
+        /^[\w.+-]+$/.test(value) &&
+        /\d/.test(value) &&
+        (kind !== "age" || OVER_89.test(value))
+      )
+        push(spans, kind, start, text.slice(start, k));
+    }
+    while (text.charAt(k) === " " || text.charAt(k) === "\t") k++;
+    if (text.charAt(k) === ",") {
+      column++;
+      k++;
+      continue;
+    }
+    return text.charAt(k) === ")" ? k + 1 : k;
+  }
+  return k;
+}
+
 /** Identifiers in the HL7 v2 and X12 segments, CSV rows, pipe tables and FHIR references of `text`. */
 export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
@@ -328,5 +414,6 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
   if (text.includes("|")) pipeTable(text, spans);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
+  if (text.includes("INSERT") || text.includes("insert") || text.includes("Insert")) sqlInsert(text, spans);
   return spans;
 }

@@ -12,6 +12,8 @@
  *   bun eval/safety/cv-redact.ts --shipped FILE  the shipped redactor on one case file, no training
  *   bun eval/safety/cv-redact.ts --misses KIND   also print every leaked identifier of that kind ("keep":
  *                                                every damaged keep string; "all": both, every kind)
+ *   bun eval/safety/cv-redact.ts --only r10      hold out only the writers whose file name holds "r10"
+ *                                                (each still measured with every other writer trained on)
  */
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
@@ -143,7 +145,8 @@ function main(): void {
     return;
   }
   const cases = redactCases("train");
-  const writers = [...new Set(cases.map((c) => c.source))];
+  const only = args.includes("--only") ? (args[args.indexOf("--only") + 1] ?? "") : "";
+  const writers = [...new Set(cases.map((c) => c.source))].filter((writer) => writer.includes(only));
   const examples = examplesOf(cases);
   const numberExamples = numberExamplesOf(cases);
   const all = emptyTotals();
