@@ -2467,6 +2467,52 @@ function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx">, foun
   for (const pattern of PROTECTED) claimProtected(pattern, text, found);
   if (facts.clock) for (const pattern of PROTECTED_CLOCK) claimProtected(pattern, text, found);
   if (facts.rx) claimProtected(PROTECTED_RX, text, found);
+  if (BUSINESS_WORD.test(text)) collectBusinessDocuments(text, found);
+}
+
+/** "invoice", "order", "PO", "RMA" and their kin: a business document's number may follow. */
+const BUSINESS_WORD = /nvoice|NVOICE|actur|atura|echnung|rder|RDER|PO|RMA/;
+/** An order, a purchase order, a return or an invoice (group 1), and its number (group 2). */
+const BUSINESS_DOCUMENT =
+  /\b(?:([Ii]nvoice|INVOICE|[Ff]acture|[Ff]actura|[Ff]atura|[Rr]echnung)|(?:[Pp]urchase\s{1,2})?[Oo]rder|ORDER|PO|RMA)\b\s{0,2}(?:#|[Nn]o\.?|[Nn]umber|[Nn]r\.?)?\s{0,2}[:#]?\s{0,2}((?=[A-Za-z0-9-]{0,30}\d)[A-Za-z0-9][A-Za-z0-9-]{2,30})(?![\w-])/g;
+/** What says a sentence is about a patient's bill or order. */
+const PATIENT_WORDS =
+  /\b(?:patients?|pt|copay|co-pay|coinsurance|deductible|balance|statement|guarantor|member|mrs?|ms|miss|his|her|she|he|paciente|patiente?n?)\b|\[(?:NAME|MRN|ACCOUNT|MEMBER_ID|DOB|SSN)\]/i;
+/** A person's name after "for": "invoice INV-88213 for Carlos Mendieta's ambulance ride". */
+const FOR_SOMEONE = /\bfor\s{1,2}\p{Lu}\p{Ll}+(?:['’]s|\s{1,2}\p{Lu})/u;
+/** What says an invoice is a vendor's: its sender, "our" bill, or a price list after it. */
+const VENDOR_BEFORE =
+  /\b(?:vendors?|suppliers?|fournisseur|proveedor|fornecedor|lieferant|our|saas|hosting|cloud|infra|subscription)\b/i;
+const PRICES_AFTER = /^[^.!?\n]{0,60}?(?:[$€£]\s?\d|\bper\b|\bseats?\b)/;
+
+/**
+ * A business's own documents, not a patient's: an order, a purchase order or a return ("order
+ * #A-55102 for 200 boxes of gloves", "PO 4500118273", "RMA RMA-2025-00412"), and an invoice a
+ * vendor sent ("Approve vendor invoice AWS-4471190", "our Twilio invoice INV-2024-08817",
+ * "invoice INV-0042: $1,200.00 setup, $0.015 per page"). Not in a sentence about a patient
+ * ("Invoice INV-88120 for patient balance", "order 30041199 for Mrs. Diaz").
+ */
+function collectBusinessDocuments(text: string, found: Claim[]): void {
+  BUSINESS_DOCUMENT.lastIndex = 0;
+  for (let match = BUSINESS_DOCUMENT.exec(text); match !== null; match = BUSINESS_DOCUMENT.exec(text)) {
+    const value = match[2] ?? "";
+    const end = match.index + match[0].length;
+    // The words around it in its sentence: 50 characters before, 30 after.
+    const lineStart = Math.max(0, match.index - 50, text.lastIndexOf("\n", match.index) + 1);
+    const before = text.slice(lineStart, match.index).replace(/^.*[.!?]\s/s, "");
+    const after = text.slice(end, end + 30).split(/[.!?\n](?:\s|$)/)[0] ?? "";
+    const sentence = before + match[0] + after;
+    if (PATIENT_WORDS.test(sentence) || FOR_SOMEONE.test(match[0] + after)) continue;
+    if (match[1] !== undefined) {
+      const word = /([\p{L}]+)\s{1,2}$/u.exec(before)?.[1];
+      const vendor =
+        VENDOR_BEFORE.test(before) ||
+        PRICES_AFTER.test(text.slice(end, end + 80)) ||
+        (word !== undefined && vocab().orgs.has(fold(word)));
+      if (!vendor) continue;
+    }
+    found.push({ kind: KEEP, start: end - value.length, end });
+  }
 }
 
 /** Claims as kept each match's value: its first or second group, where it has one, which ends the match. */

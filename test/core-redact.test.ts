@@ -241,6 +241,9 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ],
   ['query { patient(id: "8812003") { appointments } }', 'query { patient(id: "[MRN]") { appointments } }'],
   ['"accounts": ["AC-44120", "AC-44127", "AC-44135"]', '"accounts": ["[ACCOUNT]", "[ACCOUNT]", "[ACCOUNT]"]'],
+  // A patient's invoice is an account; a vendor's, an order or a return stays (see `benign`).
+  ["Invoice INV-2026-00418 for Ms. Ekström's copay", "Invoice [ACCOUNT] for Ms. [NAME]'s copay"],
+  ["Patient says invoice INV-558201 was already paid", "Patient says invoice [ACCOUNT] was already paid"],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -307,6 +310,8 @@ const benign: readonly string[] = [
   "2026-04-09T08:14:22Z WARN ingest: duplicate reading from gateway 7",
   "check-in every Monday and on the 1st of each month; she lives on the 3rd floor; the queue hit 95 items",
   "look at ninety rows; patient(id: 1); getPatient(id)",
+  "Approve vendor invoice AWS-4471190 for $3,882.10; our Twilio invoice INV-2024-08817 doubled",
+  "PO 4500118273 approved for 3 new label printers; RMA RMA-2025-00412 with vendor; order #A-55102 for 200 boxes",
 ];
 
 describe("redact: examples", () => {
