@@ -312,6 +312,9 @@ const benign: readonly string[] = [
   "look at ninety rows; patient(id: 1); getPatient(id)",
   "Approve vendor invoice AWS-4471190 for $3,882.10; our Twilio invoice INV-2024-08817 doubled",
   "PO 4500118273 approved for 3 new label printers; RMA RMA-2025-00412 with vendor; order #A-55102 for 200 boxes",
+  // Other things' names ("brand names like"), and days' and months' short names, are no people.
+  "the refill bot should recognize brand names like Lipitor, Ozempic and Synthroid",
+  'accepted weekday tokens: Mon Tue Wed Thu Fri; cron: "0 9 * Jan,Mar Mon"',
 ];
 
 describe("redact: examples", () => {

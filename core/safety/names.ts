@@ -63,7 +63,13 @@ const MAX_PARTICLE = Math.max(...[...PARTICLES].map((particle) => particle.lengt
 
 /** Words right before a name: relationships, titles, "named", self-introductions. One name word is enough after them. */
 const PERSON_WORDS =
-  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|hij[oa]|espos[oa]|madre|padre|mam[aá]|pap[aá]|abuel[oa]|herman[oa]|t[ií][oa]|filh[oa]|m[aã]e|pai|av[oóô]|irm[aã]o?|colleague|coworker|co-worker|teammate|new hire|intern|trainee|miss|professor|named|called|ask for|driver|name is|names|name of|this is|it['’]?s|i am|i['’]?m|call me";
+  "son|daughter|child|kid|baby|infant|toddler|mother|mom|mum|mama|father|dad|papa|parent|wife|husband|spouse|partner|fianc[eé]e?|boyfriend|girlfriend|brother|sister|sibling|grandson|granddaughter|grandchild|grandmother|grandfather|grandma|grandpa|granny|aunt|uncle|niece|nephew|cousin|stepson|stepdaughter|stepmother|stepfather|caregiver|carer|guardian|friend|neighbou?r|roommate|hij[oa]|espos[oa]|madre|padre|mam[aá]|pap[aá]|abuel[oa]|herman[oa]|t[ií][oa]|filh[oa]|m[aã]e|pai|av[oóô]|irm[aã]o?|colleague|coworker|co-worker|teammate|new hire|intern|trainee|miss|professor|named|called|ask for|driver|name is|this is|it['’]?s|i am|i['’]?m|call me";
+
+/**
+ * "names", "name of": a person's only when no other thing's names are meant ("brand names like
+ * Lipitor", "the file name of", "drug names such as Xarelto").
+ */
+const NAMES_OF = String.raw`(?<!\b(?:brand|drug|medication|med|product|file|host|domain|company|field|column|variable|table|display|app|bot|template|project|street|place|city|town|pet|team|channel|queue|tag|key|model|font|trade|generic|code|test|feature|function|class|module|package|repo|branch|device|plan|clinic|hospital|site|location|department|unit|ward|room|user|screen)\s{1,2})(?:names|name of)`;
 
 /** Roles and labels: after them one name word is enough only with a separator ("Patient: Ana"); bare, two are needed ("patient Ana Ruiz"). */
 const ROLE_WORDS =
@@ -83,7 +89,10 @@ function endsWith(pattern: RegExp): RegExp {
 
 /** A cue that one name word suffices after: "her son, ", "named ", "names like ", "[NAME], ". */
 const PERSON_CUE = endsWith(
-  new RegExp(String.raw`(?:(?:^|[^\p{L}])(?:${PERSON_WORDS})(?:['’]s)?${SEPARATOR}|\[NAME\],\s{1,2})$`, "iu"),
+  new RegExp(
+    String.raw`(?:(?:^|[^\p{L}])(?:${PERSON_WORDS}|${NAMES_OF})(?:['’]s)?${SEPARATOR}|\[NAME\],\s{1,2})$`,
+    "iu",
+  ),
 );
 
 /**
@@ -183,6 +192,9 @@ function mayFollowCue(tokens: readonly Token[], i: number): boolean {
   return previous !== undefined && CUE_WORDS.has(previous.plain);
 }
 
+/** Days' and months' short names ("Mon Wed Fri", "Mar–Oct"), which name lists hold as given names; not those that are given names too (Thu, Jun, Dec, Jan). */
+const CALENDAR_SHORT = wordSet("mon tue tues wed thur thurs fri sat sun feb mar apr jul aug sep sept oct nov");
+
 /** Credentials after a name ("Priya Raman, PharmD"): never part of one. */
 const CREDENTIALS = wordSet(
   "md do rn np pa pa-c lpn lvn cna crna cnm fnp dnp msn bsn phd psyd pharmd rph dds dmd od dpt ot pt lcsw lmft mph mba facp faan",
@@ -209,7 +221,7 @@ function standingOf(word: string, capitalised: boolean): Standing {
   // words or no name at all, and one or two lookups settle them.
   // The word is hashed once for all the lists it is looked up in.
   if (!capitalised && folded.length < 3) return Standing.Other;
-  if (CREDENTIALS.has(folded)) return Standing.Other;
+  if (CREDENTIALS.has(folded) || CALENDAR_SHORT.has(folded)) return Standing.Other;
   if (!capitalised) {
     const hash = Bloom.hashOf(folded);
     // A common Spanish or Portuguese word too: "y vive sola" in a patient's message.
