@@ -2295,9 +2295,9 @@ const DEPARTMENT =
   "(?:Cardiology|Orthopa?edics|Oncology|Radiology|Pediatrics|Paediatrics|Dermatology|Neurology|Urology|Nephrology|Gastroenterology|Pulmonology|Endocrinology|Rheumatology|Psychiatry|Ophthalmology|Obstetrics|Gynecology|Hematology|Pharmacy|Imaging|Laboratory|Pathology|Anesthesiology|Podiatry|Audiology|Optometry|Physical Therapy|Urgent Care|Primary Care|Family Medicine|Internal Medicine|Behavioral Health)";
 const FACILITY = `(?:General|Hospitals?|Manor|Home|Clinic|Health|Med|Medical|Center|Centre|Labs?|Rehab|Hospice|Nursing|Care|Associates|Group|Dental|Ward|Wing|Pavilion|Elementary|School|Academy|College|University|Library|Church|Institute|${DEPARTMENT})`;
 /** Words after an eponym: "Addison's disease", "Heimlich maneuver", "Glasgow Coma Scale". */
-const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw)";
+const EPONYM_OF = "(?:[Dd]isease|[Ss]yndrome|[Ss]ign|[Tt]riad|[Ll]aw|[Mm]ethod|[Tt]heorem|[Pp]rinciple)";
 const EPONYM =
-  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core|[Cc]alc|[Cc]alculation|[Cc]alculator|[Ee]quation|[Ff]ormula|[Rr]ules?|[Ii]ndex)";
+  "(?:[Mm]aneuver|[Mm]anoeuvre|[Tt]est|[Ss]mear|[Rr]eflex|[Pp]alsy|[Ss]cale|[Ss]core|[Cc]riteria|[Cc]lassification|[Tt]echnique|[Ss]tain|[Ss]arcoma|[Ll]ymphoma|[Uu]lcer|[Pp]osition|[Cc]atheter|[Ff]undoplication|[Pp]rocedure|[Oo]peration|[Ff]all [Ss]core|[Cc]alc|[Cc]alculation|[Cc]alculator|[Ee]quation|[Ff]ormula|[Rr]ules?|[Ii]ndex|[Ss]yndrome|[Ss]tage|[Ss]taging)";
 const NUMBER_WORD = "(?:One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten)";
 
 /** Holidays ("no reminders on Thanksgiving and Christmas Day"). */
@@ -2474,7 +2474,9 @@ function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx">, foun
 const BUSINESS_WORD = /nvoice|NVOICE|actur|atura|echnung|rder|RDER|PO|RMA/;
 /** An order, a purchase order, a return or an invoice (group 1), and its number (group 2). */
 const BUSINESS_DOCUMENT =
-  /\b(?:([Ii]nvoice|INVOICE|[Ff]acture|[Ff]actura|[Ff]atura|[Rr]echnung)|(?:[Pp]urchase\s{1,2})?[Oo]rder|ORDER|PO|RMA)\b\s{0,2}(?:#|[Nn]o\.?|[Nn]umber|[Nn]r\.?)?\s{0,2}[:#]?\s{0,2}((?=[A-Za-z0-9-]{0,30}\d)[A-Za-z0-9][A-Za-z0-9-]{2,30})(?![\w-])/g;
+  /\b(?:([Ii]nvoice|INVOICE|[Ff]acture|[Ff]actura|[Ff]atura|[Rr]echnung)|(?:[Pp]urchase\s{1,2})?[Oo]rder|ORDER|PO|RMA)\b\s{0,2}(?:#|[Nn]o\.?|[Nn]umber|[Nn]r\.?)?\s{0,2}[:#]?\s{0,2}((?=[A-Za-z0-9-]{0,30}\d(?:[A-Za-z-]{0,30}\d){2})[A-Za-z0-9][A-Za-z0-9-]{3,30})(?![\w@-]|[.:/]\w|\s{1,2}\d)/g;
+/** "200-200-0000", "123-45-6789": a phone or an SSN after "PO" is still one. */
+const PHONE_OR_SSN = /^\d{3}-\d{2,3}-\d{4}$/;
 /** What says a sentence is about a patient's bill or order. */
 const PATIENT_WORDS =
   /\b(?:patients?|pt|copay|co-pay|coinsurance|deductible|balance|statement|guarantor|member|mrs?|ms|miss|his|her|she|he|paciente|patiente?n?)\b|\[(?:NAME|MRN|ACCOUNT|MEMBER_ID|DOB|SSN)\]/i;
@@ -2497,6 +2499,8 @@ function collectBusinessDocuments(text: string, found: Claim[]): void {
   for (let match = BUSINESS_DOCUMENT.exec(text); match !== null; match = BUSINESS_DOCUMENT.exec(text)) {
     const value = match[2] ?? "";
     const end = match.index + match[0].length;
+    // A phone's or an SSN's shape is that, whatever word stands before it.
+    if (PHONE_OR_SSN.test(value)) continue;
     // The words around it in its sentence: 50 characters before, 30 after.
     const lineStart = Math.max(0, match.index - 50, text.lastIndexOf("\n", match.index) + 1);
     const before = text.slice(lineStart, match.index).replace(/^.*[.!?]\s/s, "");

@@ -244,6 +244,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   // A patient's invoice is an account; a vendor's, an order or a return stays (see `benign`).
   ["Invoice INV-2026-00418 for Ms. Ekström's copay", "Invoice [ACCOUNT] for Ms. [NAME]'s copay"],
   ["Patient says invoice INV-558201 was already paid", "Patient says invoice [ACCOUNT] was already paid"],
+  // An eponym's word after a name that is a verb or a patient's is no eponym.
+  [
+    "patient Maria Lopez sign here; Maria Lopez fracture of the hip",
+    "patient [NAME] sign here; [NAME] fracture of the hip",
+  ],
 ];
 
 /** Ordinary builder text that must come out unchanged. */
@@ -315,6 +320,7 @@ const benign: readonly string[] = [
   // Other things' names ("brand names like"), and days' and months' short names, are no people.
   "the refill bot should recognize brand names like Lipitor, Ozempic and Synthroid",
   'accepted weekday tokens: Mon Tue Wed Thu Fri; cron: "0 9 * Jan,Mar Mon"',
+  "Down syndrome, Ann Arbor stage and Newton's method in the docs",
 ];
 
 describe("redact: examples", () => {
@@ -674,7 +680,11 @@ describe("redact: properties", () => {
         const out = redact(`${before} ${id.label}${id.value} ${after}`);
         expect(out.includes(id.value)).toBe(false);
       }),
-      { numRuns: 400 },
+      {
+        numRuns: 400,
+        // Found by a longer run: a phone after "PO" is no purchase order's number.
+        examples: [["PO", { label: "", value: "200-200-0000", kind: "PHONE" }, ""]],
+      },
     );
   });
 
