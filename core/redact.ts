@@ -882,6 +882,16 @@ const YEAR_WORDS =
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
 const detectors: readonly Detector[] = [
+  // A patient named by their number: "patient P8821 checked in", "Patient 88213 (old chart)": five
+  // digits or more, or a letter and four (not a dose, a count or a year after "patient").
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:patient|pt)\s{1,2}(?:#\s?)?([A-Z]{1,3}-?\d{4,10}|\d{5,10})(?![\w\-.]|\s{0,2}(?:%|mg|ml|kg|lbs?|mm|cm|units?|minutes?|mins?|hours?|days?|weeks?|months?|years?|yrs?|rows?|records?|patients?|visits?|calls?|messages?|times?)\b)`,
+      "gi",
+    ),
+  },
   // A patient's record fetched by its id in code: `patient(id: "8812003")`, `getPatient("P-44120")`,
   // `findMemberById('W20931')`: two digits or more, quoted or bare, as the call's first argument.
   {

@@ -244,6 +244,15 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   // A patient's invoice is an account; a vendor's, an order or a return stays (see `benign`).
   ["Invoice INV-2026-00418 for Ms. Ekström's copay", "Invoice [ACCOUNT] for Ms. [NAME]'s copay"],
   ["Patient says invoice INV-558201 was already paid", "Patient says invoice [ACCOUNT] was already paid"],
+  // A visit's number in HL7's PV1, an 835's claim numbers, a patient named by their number.
+  [
+    "PV1||I|4W^412^A||||||||||||||||V88120\nCLP*PT448812*4*250*0**12*2226303447120~",
+    "PV1||I|4W^412^A||||||||||||||||[ACCOUNT]\nCLP*[ACCOUNT]*4*250*0**12*[ACCOUNT]~",
+  ],
+  [
+    "Event log: patient P8821 checked in; Patient 88213 (old chart)",
+    "Event log: patient [MRN] checked in; Patient [MRN] (old chart)",
+  ],
   // An eponym's word after a name that is a verb or a patient's is no eponym.
   [
     "patient Maria Lopez sign here; Maria Lopez fracture of the hip",
@@ -321,6 +330,7 @@ const benign: readonly string[] = [
   "the refill bot should recognize brand names like Lipitor, Ozempic and Synthroid",
   'accepted weekday tokens: Mon Tue Wed Thu Fri; cron: "0 9 * Jan,Mar Mon"',
   "Down syndrome, Ann Arbor stage and Newton's method in the docs",
+  "the patient 2024 cohort; patient 100 mg; patient 12345 rows",
 ];
 
 describe("redact: examples", () => {

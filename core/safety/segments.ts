@@ -38,6 +38,8 @@ const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, IdentifierKind
   GT1: { 3: "name", 5: "address", 6: "phone", 7: "phone", 8: "dob", 12: "ssn" },
   IN1: { 8: "member_id", 16: "name", 18: "dob", 19: "address", 36: "member_id", 49: "member_id" },
   MRG: { 1: "mrn", 7: "name" },
+  // The visit number, and the admission's and discharge's times.
+  PV1: { 19: "account", 44: "date", 45: "date" },
 };
 
 /** X12: the element positions (1-based) that identify a person, by segment and qualifier. */
@@ -63,6 +65,9 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
     case "CLM":
       // CLM01: the patient's account number with the provider.
       return { 1: "account" };
+    case "CLP":
+      // An 835's claim: CLP01, the patient's control number; CLP07, the payer's number for the claim.
+      return { 1: "account", 7: "account" };
     case "PER":
       return { 2: "name", 4: "phone", 6: "phone", 8: "phone" };
     default:
@@ -70,8 +75,8 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
   }
 }
 
-const HL7_SEGMENT = /(?:^|[\r\n\s'"`])((?:PID|NK1|GT1|IN1|MRG)\|[^\r\n'"`]{1,2000})/g;
-const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM)\*[^~\r\n'"`]{1,400})/g;
+const HL7_SEGMENT = /(?:^|[\r\n\s'"`])((?:PID|NK1|GT1|IN1|MRG|PV1)\|[^\r\n'"`]{1,2000})/g;
+const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM|CLP)\*[^~\r\n'"`]{1,400})/g;
 
 function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: string): void {
   // Leading and trailing spaces of a field are not part of the value; a placeholder an earlier
