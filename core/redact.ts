@@ -148,7 +148,7 @@ const DOB_VALUE = `(?:${[
  * 20240307", "Botox session 3.7.24", "(0008,0020) 20240307"): a word of care or of time, a day of
  * the week, a DICOM date tag, or an earlier date of a list or a range ("[DATE], 3/5", "[DATE]–3/7").
  */
-const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
+const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study|adm|admit|readmit(?:ted)?|rtn|labs?|starting|em|il|przyjęty|przyjęta|wypisany|wypisana|deceduto|deceduta|verst\.?|fallecido|fallecida|falecido|falecida)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
 
 /** An age over 89 in words in Spanish, Portuguese, French, German or Italian, before the word for years. */
 const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)`;
@@ -882,6 +882,17 @@ const YEAR_WORDS =
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
 const detectors: readonly Detector[] = [
+  // A date in the name of a patient's file: "88120455_20260219_referral.pdf", "kowalski_20250211_admit.tif",
+  // "EOB_CLM0091822771_2025-05-19.pdf" (a document's, an image's, a recording's or a data file's,
+  // not a migration's or an archive's: "20250301_down.sql" stays).
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=(?:^|[\s"'(/\\=:,])(?:[\w\-[\]]{0,60}[_\-])?)(?:(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])|(?:19|20)\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))(?=(?:[_\-][\w\-[\]]{0,60})?\.(?:pdf|tiff?|png|jpe?g|gif|heic|wav|mp3|m4a|mp4|dcm|hl7|x12|edi|csv|txt|docx?|xlsx?|rtf|xml)\b)`,
+      "gi",
+    ),
+  },
   // A patient named by their number: "patient P8821 checked in", "Patient 88213 (old chart)": five
   // digits or more, or a letter and four (not a dose, a count or a year after "patient").
   {
@@ -1690,7 +1701,7 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?:(?<=${DATE_CUE_BEFORE})(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)|(?<=${DATE_CUE_BEFORE})(?:${YYYYMMDD}|\d{1,2}\.\d{1,2}\.\d{2})(?![\w/\-]|\.\d))`,
+      String.raw`${AT_DIGIT}(?:(?<=${DATE_CUE_BEFORE})(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|\.\d|\s{1,2}(?:of|the|a|an|tabs?|tablets?|pills?|caps?|cups?|doses?|units?|mg|ml|strength|ratio|split|reminders?|tasks?|items?|steps?|tests?|done|sent|complete|passed|failed)\b)|(?<=\b(?:says|on|to|as|em|il|el|le|am)\s{1,2})(?:1[3-9]|2\d|3[01])\/(?:0?[1-9]|1[0-2])(?![\w/\-]|\.\d)|(?<=${DATE_CUE_BEFORE})(?:${YYYYMMDD}|\d{1,2}\.\d{1,2}\.\d{2})(?![\w/\-]|\.\d))`,
       "gi",
     ),
     veto: isSystemEventDate,

@@ -253,6 +253,15 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "Event log: patient P8821 checked in; Patient 88213 (old chart)",
     "Event log: patient [MRN] checked in; Patient [MRN] (old chart)",
   ],
+  // A date in a patient's file's name; dates after a clinician's shorthand and abroad.
+  [
+    "scans: kowalski_20250211_admit.tif and EOB_2025-05-19.pdf; run 20250301_down.sql",
+    "scans: [NAME]_[DATE]_admit.tif and EOB_[DATE].pdf; run 20250301_down.sql",
+  ],
+  [
+    "adm 3/9 d/c 3/12 rtn 3/20, labs 7/24; alta em 28/02",
+    "adm [DATE] d/c [DATE] rtn [DATE], labs [DATE]; alta em [DATE]",
+  ],
   // An eponym's word after a name that is a verb or a patient's is no eponym.
   [
     "patient Maria Lopez sign here; Maria Lopez fracture of the hip",
