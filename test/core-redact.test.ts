@@ -262,6 +262,8 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "adm 3/9 d/c 3/12 rtn 3/20, labs 7/24; alta em 28/02",
     "adm [DATE] d/c [DATE] rtn [DATE], labs [DATE]; alta em [DATE]",
   ],
+  // Names in capitals, as rosters, wristbands and HL7 print them.
+  ["wristband: KOWALSKI,ADAM 4B; LANGE^PETER; SCHULTZ HERMAN", "wristband: [NAME] 4B; [NAME]^[NAME]; [NAME]"],
   // An eponym's word after a name that is a verb or a patient's is no eponym.
   [
     "patient Maria Lopez sign here; Maria Lopez fracture of the hip",
@@ -340,6 +342,7 @@ const benign: readonly string[] = [
   'accepted weekday tokens: Mon Tue Wed Thu Fri; cron: "0 9 * Jan,Mar Mon"',
   "Down syndrome, Ann Arbor stage and Newton's method in the docs",
   "the patient 2024 cohort; patient 100 mg; patient 12345 rows",
+  "reg card fields: PLATE, VIN, OWNER; PLEASE CALL BACK; MAX_RETRIES, TIMEOUT",
 ];
 
 describe("redact: examples", () => {

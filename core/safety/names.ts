@@ -773,15 +773,23 @@ export function findNames(
   }
 
   // 3. "Last, First" with both strong names ("Torres, Esperanza L"): a list of surnames is names too.
+  // Upper case too, as schedules, wristbands and OCR print them ("DEMIR, YUSUF"), where the comma
+  // may lose its space or be HL7's caret ("KOWALSKI,ADAM", "LANGE^PETER").
   for (let i = 0; i + 1 < tokens.length; i++) {
     const last = tokens[i];
     const first = tokens[i + 1];
     if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
-    if (first.gap.charCodeAt(0) !== 44 || !/^,[ \t]{1,2}$/.test(first.gap)) continue;
-    // Upper case too, as schedules and OCR print names: "DEMIR, YUSUF".
+    const capitals = last.allCaps && first.allCaps;
+    if (!(capitals ? /^(?:,[ \t]{0,2}|\^)$/ : /^,[ \t]{1,2}$/).test(first.gap)) continue;
     const nameLike = (token: Token) =>
       token.capitalised && token.text.length > 1 && standing(token) === Standing.Strong;
     if (!nameLike(last) || !nameLike(first) || last.allCaps !== first.allCaps) continue;
+    if (first.gap === "^") {
+      // Each part on its own, so HL7's separator stays: "LANGE^PETER" → "[NAME]^[NAME]".
+      add(i, i + 1);
+      add(i + 1, i + 2);
+      continue;
+    }
     let end = i + 2;
     const initial = tokens[end];
     if (initial?.capitalised && initial.text.length === 1 && joins(initial, first)) end++;
@@ -798,6 +806,28 @@ export function findNames(
       start--;
     while (end - i < 4 && alike(tokens[end], end) && joins(tokens[end] as Token, tokens[end - 1])) end++;
     add(start, end);
+  }
+
+  // 3a. Two or three words in capitals that are all strong names, as rosters and wristbands print a
+  // name without its comma: "SCHULTZ HERMAN", "RAJAGOPALAN VIJAYALAKSHMI" (a word that is also a
+  // common one, "ROSE GARDEN", or an acronym does not count).
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    let end = i;
+    while (
+      end < tokens.length &&
+      end - i < 3 &&
+      covered[end] === 0 &&
+      tokens[end]?.allCaps === true &&
+      (tokens[end]?.text.length ?? 0) > 2 &&
+      !ACRONYMS.has(tokens[end]?.plain ?? "") &&
+      standing(tokens[end] as Token) === Standing.Strong &&
+      (end === i || joins(tokens[end] as Token, tokens[end - 1]))
+    )
+      end++;
+    if (end - i >= 2 && !(tokens[end]?.allCaps === true && joins(tokens[end] as Token, tokens[end - 1]))) {
+      add(i, end);
+      i = end - 1;
+    }
   }
 
   // 3b. One strong name that a person's word follows: "Kelechi's sister", "Alfreda turns 90",
