@@ -1617,6 +1617,17 @@ const detectors: readonly Detector[] = [
       "gu",
     ),
   },
+  // The city between an address and its state and ZIP without a comma, as OCR and forms print them:
+  // "[ADDRESS] PORTLAND ME [ZIP]", "[ADDRESS] Phoenix [ZIP]".
+  {
+    kind: "address",
+    needs: "placeholder",
+    placeholders: true,
+    pattern: rx(
+      String.raw`(?=\p{Lu})(?<=\[ADDRESS\]\s{1,2})(?:(?!(?:${STATE_NAMES}|${STATES}|${COUNTRIES})\b)\p{Lu}[\p{L}'’\-]*\p{L}(?:\s(?=\p{Lu}))?){1,3}(?=\s{1,2}(?:(?:${STATES})\s{1,2})?(?:\[ZIP\]|\d{5}(?:-\d{4})?\b))`,
+      "gu",
+    ),
+  },
   // Cities and streets given as keys: "city: Marlow Heights", "city=Cincinnati", "street=1337+Vine+St".
   {
     kind: "address",
@@ -2261,8 +2272,9 @@ const PROTECTED = [
   // Thresholds: "ages over 100", "stops at 99", "everyone 90+" are bounds, not someone's age
   // ("00+!a@b.io", with an "@" in the same word, is the start of an email address).
   /(?=\d)(?:(?<=\b(?:over|under|above|below|older than|younger than|stops? at|up to|max(?:imum)?(?: of)?|caps? at|capped at|limit(?:ed)? to)\s{1,2})(\d{2,3})(?![\w\-@]|\.\w)|(?<![\w.+\-@])(\d{2,3})\+(?![\w@+-]|\.\w)(?!\S*@))/gi,
-  // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP addresses.
-  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.])/gi,
+  // Versions said to be versions ("build 4.12.0.233", "version 10.0.19045"), which read like IP
+  // addresses; not the start of an email address ("v0.0.0a.a@a.aa", a fast-check counterexample).
+  /(?=\d)(?<=\b(?:version|ver\.?|build|release|runtime|firmware)\s{0,2}|\bv)(\d{1,5}(?:\.\d{1,6}){2,4})(?![\d.]|\S*@)/gi,
   // Values that stand for "unknown" in data (a ZIP of 00000 or 99999, a date of 1900-01-01 or
   // 9999-12-31; but right after a birth label a date is a birth date, and after an identifier's
   // label, the value is redacted whatever it is), and a number compared in
@@ -2495,9 +2507,13 @@ function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx">, foun
 const BUSINESS_WORD = /nvoice|NVOICE|actur|atura|echnung|rder|RDER|PO|RMA/;
 /** An order, a purchase order, a return or an invoice (group 1), and its number (group 2). */
 const BUSINESS_DOCUMENT =
-  /\b(?:([Ii]nvoice|INVOICE|[Ff]acture|[Ff]actura|[Ff]atura|[Rr]echnung)|(?:[Pp]urchase\s{1,2})?[Oo]rder|ORDER|PO|RMA)\b\s{0,2}(?:#|[Nn]o\.?|[Nn]umber|[Nn]r\.?)?\s{0,2}[:#]?\s{0,2}((?=[A-Za-z0-9-]{0,30}\d(?:[A-Za-z-]{0,30}\d){2})[A-Za-z0-9][A-Za-z0-9-]{3,30})(?![\w@-]|[.:/]\w|\s{1,2}\d)/g;
-/** "200-200-0000", "123-45-6789": a phone or an SSN after "PO" is still one. */
-const PHONE_OR_SSN = /^\d{3}-\d{2,3}-\d{4}$/;
+  /\b(?:([Ii]nvoice|INVOICE|[Ff]acture|[Ff]actura|[Ff]atura|[Rr]echnung)|(?:[Pp]urchase\s{1,2})?[Oo]rder|ORDER|PO|RMA)\b\s{0,2}(?:#|[Nn]o\.?|[Nn]umber|[Nn]r\.?)?\s{0,2}[:#]?\s{0,2}((?=[A-Za-z0-9-]{0,30}\d(?:[A-Za-z-]{0,30}\d){2})[A-Za-z0-9][A-Za-z0-9-]{3,30})(?![\w@-]|[.:/][\w:]|\s{1,2}\d)/g;
+/**
+ * "200-200-0000", "123-45-6789", "2002000000": a phone or an SSN after "PO" is still one (ten digits
+ * a North American number can be; a purchase order's "4500118273", whose exchange starts with 0,
+ * cannot).
+ */
+const PHONE_OR_SSN = /^\d{3}-\d{2,3}-\d{4}$|^[2-9]\d{2}[2-9]\d{6}$/;
 /** What says a sentence is about a patient's bill or order. */
 const PATIENT_WORDS =
   /\b(?:patients?|pt|copay|co-pay|coinsurance|deductible|balance|statement|guarantor|member|mrs?|ms|miss|his|her|she|he|paciente|patiente?n?)\b|\[(?:NAME|MRN|ACCOUNT|MEMBER_ID|DOB|SSN)\]/i;

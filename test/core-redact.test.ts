@@ -262,6 +262,8 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "adm 3/9 d/c 3/12 rtn 3/20, labs 7/24; alta em 28/02",
     "adm [DATE] d/c [DATE] rtn [DATE], labs [DATE]; alta em [DATE]",
   ],
+  // A city between an address and its state and ZIP, without a comma.
+  ["ship to 12 Oak St Springfield IL 62704 today", "ship to [ADDRESS] [ADDRESS] IL [ZIP] today"],
   // Names in capitals, as rosters, wristbands and HL7 print them.
   ["wristband: KOWALSKI,ADAM 4B; LANGE^PETER; SCHULTZ HERMAN", "wristband: [NAME] 4B; [NAME]^[NAME]; [NAME]"],
   // An eponym's word after a name that is a verb or a patient's is no eponym.
@@ -584,7 +586,10 @@ const email = fc.emailAddress().map((value) => ({ label: "", value, kind: "EMAIL
 const mrn = fc
   .tuple(
     fc.constantFrom("MRN: ", "MRN ", "MRN #", "Medical record number ", "chart no. "),
-    fc.stringMatching(/^[A-Z]{0,3}[0-9]{4,10}$/),
+    // Not a value that says it is made up ("XXX0000", "0000000"), which the redactor keeps.
+    fc
+      .stringMatching(/^[A-Z]{0,3}[0-9]{4,10}$/)
+      .filter((value) => !value.includes("XXX") && !/^[A-Z]*(\d)\1{5,}$/.test(value)),
   )
   .map(([label, value]) => ({ label, value, kind: "MRN" }));
 
@@ -705,7 +710,12 @@ describe("redact: properties", () => {
       {
         numRuns: 400,
         // Found by a longer run: a phone after "PO" is no purchase order's number.
-        examples: [["PO", { label: "", value: "200-200-0000", kind: "PHONE" }, ""]],
+        examples: [
+          ["PO", { label: "", value: "200-200-0000", kind: "PHONE" }, ""],
+          ["PO", { label: "", value: "2002000000", kind: "PHONE" }, ""],
+          ["PO", { label: "", value: "0000::", kind: "IP" }, ""],
+          ["", { label: "", value: "v0.0.0a.!@a.aa", kind: "EMAIL" }, ""],
+        ],
       },
     );
   });
