@@ -757,6 +757,8 @@ interface Facts {
   readDigitsAbroad: boolean;
   /** "ninety" or "hundred", any case: an age over 89 in words has one. */
   ageWord: boolean;
+  /** An ordinal in words ("fourth", "twenty-first"), any case: a day of the month may be said so. */
+  ordinalWord: boolean;
   /** "noventa", "quatre-vingt"… and "años", "ans"…: an age over 89 in words in another language has both. */
   ageWordAbroad: boolean;
   /** "A1c", any case. */
@@ -880,6 +882,22 @@ const YEAR_WORDS =
   "(?:nineteen|twenty|two\\s{1,2}thousand)(?:[\\s\\-](?:oh[\\s\\-])?(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\\s\\-](?:one|two|three|four|five|six|seven|eight|nine))?)?";
 /** Letters of a Medicare Beneficiary Identifier: A–Z without S, L, O, I, B and Z. */
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
+
+/** What stands before a day of the month said on its own: "on the", "Thursday the", "yesterday the". */
+const DAY_OF_MONTH_LEAD = String.raw`(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|yesterday|today|tomorrow),?\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of)\s{1,2})the\s{1,2}`;
+
+/** A schedule's day, not someone's: "billing runs on the 1st", "on the 1st of each month". */
+function isScheduleDay(text: string, match: RegExpExecArray): boolean {
+  const end = match.index + match[0].length;
+  return (
+    /\b(?:every|each|monthly|runs?|cron|recurring)\b[^.\n]{0,40}$/i.test(
+      text.slice(Math.max(0, match.index - 60), match.index),
+    ) ||
+    /^[^.\n]{0,30}?\b(?:of\s{1,2}(?:each|every)\s{1,2}month|monthly|every\s{1,2}month)\b/i.test(
+      text.slice(end, end + 50),
+    )
+  );
+}
 
 const detectors: readonly Detector[] = [
   // A date in the name of a patient's file: "88120455_20260219_referral.pdf", "kowalski_20250211_admit.tif",
@@ -1369,18 +1387,21 @@ const detectors: readonly Detector[] = [
   // runs on the 1st", "on the 1st of each month".
   {
     kind: "date",
-    needs: "always",
+    needs: "digit",
     pattern: rx(
-      String.raw`\bthe\s{1,2}(?<=(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|yesterday|today|tomorrow),?\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of)\s{1,2})the\s{1,2})(?:((?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th))\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)|(${ORDINAL_WORD})(?![\w\-])(?=\s{0,2}(?:[.,;:!?()"'”—–]|$)|\s{1,2}(?:at|and|or|but|for|to|in|so|when|then|after|before|because|until|[ap]\.?m\.?|morning|afternoon|evening|night|of\s{1,2}(?:${MONTH}|this|last|next)\b)\b))`,
+      String.raw`${AT_DIGIT}(?<=${DAY_OF_MONTH_LEAD})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)`,
       "gi",
     ),
-    veto: (text, match) =>
-      /\b(?:every|each|monthly|runs?|cron|recurring)\b[^.\n]{0,40}$/i.test(
-        text.slice(Math.max(0, match.index - 60), match.index),
-      ) ||
-      /^[^.\n]{0,30}?\b(?:of\s{1,2}(?:each|every)\s{1,2}month|monthly|every\s{1,2}month)\b/i.test(
-        text.slice(match.index + match[0].length, match.index + match[0].length + 50),
-      ),
+    veto: isScheduleDay,
+  },
+  {
+    kind: "date",
+    needs: "ordinalWord",
+    pattern: rx(
+      String.raw`\bthe\s{1,2}(?<=${DAY_OF_MONTH_LEAD})(${ORDINAL_WORD})(?![\w\-])(?=\s{0,2}(?:[.,;:!?()"'”—–]|$)|\s{1,2}(?:at|and|or|but|for|to|in|so|when|then|after|before|because|until|[ap]\.?m\.?|morning|afternoon|evening|night|of\s{1,2}(?:${MONTH}|this|last|next)\b)\b)`,
+      "gi",
+    ),
+    veto: isScheduleDay,
   },
   // A day and its month in the other languages patients write in, no year needed: "14 februari",
   // "3 lutego", "7. März", "3 марта", "15 окт.", "7 Ocak", "5 मार्च", "14/ene", "10月3日", "2025年3月8日".
@@ -2074,6 +2095,24 @@ function holdsAtLeast(lower: string, words: readonly string[], count: number): b
  * without it skips their patterns (which cost far more than a search for a word): every fact is
  * true of every text one of its detectors can match.
  */
+/** What every ordinal word from first to thirty-first holds one of. */
+const ORDINAL_ROOTS = [
+  "first",
+  "second",
+  "third",
+  "fourth",
+  "fifth",
+  "sixth",
+  "seventh",
+  "eighth",
+  "ninth",
+  "tenth",
+  "eleventh",
+  "twelfth",
+  "teenth",
+  "tieth",
+];
+
 function factsOf(text: string): Facts {
   const digits = digitsOf(text);
   // Case-blind facts read the lower-case text: one copy, then searches for plain words.
@@ -2101,6 +2140,7 @@ function factsOf(text: string): Facts {
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 1),
     ageWord: AGE_WORDS.some((word) => lower.includes(word)),
+    ordinalWord: ORDINAL_ROOTS.some((root) => lower.includes(root)),
     ageWordAbroad:
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
     a1c: lower.includes("a1c"),

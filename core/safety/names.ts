@@ -779,6 +779,9 @@ export function findNames(
     const last = tokens[i];
     const first = tokens[i + 1];
     if (last === undefined || first === undefined || covered[i] === 1 || covered[i + 1] === 1) continue;
+    // Most gaps are a space: settled by their first character before any pattern.
+    const mark = first.gap.charCodeAt(0);
+    if (mark !== 44 && mark !== 94) continue;
     const capitals = last.allCaps && first.allCaps;
     if (!(capitals ? /^(?:,[ \t]{0,2}|\^)$/ : /^,[ \t]{1,2}$/).test(first.gap)) continue;
     const nameLike = (token: Token) =>
