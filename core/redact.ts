@@ -269,13 +269,14 @@ const labelledFamilies: readonly LabelledFamily[] = [
   },
   {
     kind: "fax",
-    label: String.raw`fax(?:ed)?(?:${NO}|\s{1,2}line)?${SEP}(?:(?:to|at)\s{1,3})?`,
-    value: String.raw`(?:${US_PHONE}|${INTL_PHONE})(?!\d)`,
+    label: String.raw`fax(?:ed)?(?:${NO}|\s{1,2}line|\s{1,2}(?:do|del|du|de)\s{1,2}[A-Za-zÀ-ÿ]{3,20})?${SEP}(?:(?:to|at)\s{1,3})?`,
+    value: String.raw`(?:${US_PHONE}|${INTL_PHONE}|\(\d{2,3}\)\s?\d{4,5}[\s.\-]?\d{4})(?!\d)`,
   },
   {
     kind: "phone",
-    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|callback|call${_}back|text|txt|ph|contact|reach|dial|whatsapp|landline)(?:${NO})?${SEP}(?:(?:me|them|him|her|us)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
-    value: String.raw`(?:${US_PHONE}|${INTL_PHONE}|\d{3}[\s.\-]\d{4}|\d{7})(?![\w\-])`,
+    label: String.raw`(?:phone|tel|telephone|cell|mobile|call|callback|call${_}back|text|txt|ph|contact|reach|dial|whatsapp|landline|telefon|tel[eé]fono|telefone|t[eé]l[eé]phone|t[eé]l|handy|m[oó]vil|celular|portable|mobil(?:nummer)?|(?:rappelez|appelez)-moi\s{1,2}au|ll[aá]me(?:me)?\s{1,2}al|(?:ligue(?:-me)?|ligar)\s{1,2}(?:para|no))(?:${NO})?${SEP}(?:(?:me|them|him|her|us)\s{1,3})?(?:(?:on|at)\s{1,3})?`,
+    // Also as other countries print numbers: "(21) 3555-0144", "612 55 01 87", "138 0013 8000".
+    value: String.raw`(?:${US_PHONE}|${INTL_PHONE}|\(\d{2,3}\)\s?\d{4,5}[\s.\-]?\d{4}|\d{3}(?:[\s.]\d{2}){3}|1\d{2}\s\d{4}\s\d{4}|\d{3}[\s.\-]\d{4}|\d{7})(?![\w\-])`,
   },
   {
     // "at 555-0142": after a bare "at", only what is shaped like a phone number.

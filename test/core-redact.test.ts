@@ -262,6 +262,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "adm 3/9 d/c 3/12 rtn 3/20, labs 7/24; alta em 28/02",
     "adm [DATE] d/c [DATE] rtn [DATE], labs [DATE]; alta em [DATE]",
   ],
+  // Phones after their word in other languages, as other countries print them.
+  [
+    "Telefon 0171 5550182; Teléfono: 612 55 01 87; fax do consultório: (21) 3555-0144",
+    "Telefon [PHONE]; Teléfono: [PHONE]; fax do consultório: [FAX]",
+  ],
   // A city between an address and its state and ZIP, without a comma.
   ["ship to 12 Oak St Springfield IL 62704 today", "ship to [ADDRESS] [ADDRESS] IL [ZIP] today"],
   // Names in capitals, as rosters, wristbands and HL7 print them.
