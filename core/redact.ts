@@ -901,6 +901,15 @@ function isScheduleDay(text: string, match: RegExpExecArray): boolean {
 }
 
 const detectors: readonly Detector[] = [
+  // A ZIP code someone moved to or from: "she moved to 60614 last month", "moved to 94621 from 94601".
+  {
+    kind: "zip",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\b(?:moved|moving|relocated|relocating)\s{1,2}(?:back\s{1,2})?(?:to|from|in(?:to)?)\s{1,2}(?:zip(?:\s{1,2}code)?\s{1,2})?(?:\d{5}\s{1,2}(?:from|to)\s{1,2})?)\d{5}(?:-\d{4})?(?![\w\-.]|\s{0,2}(?:%|ms|mg|rows?|records?|patients?|items?|times?|users?|members?)\b)`,
+      "gi",
+    ),
+  },
   // A date in the name of a patient's file: "88120455_20260219_referral.pdf", "kowalski_20250211_admit.tif",
   // "EOB_CLM0091822771_2025-05-19.pdf" (a document's, an image's, a recording's or a data file's,
   // not a migration's or an archive's: "20250301_down.sql" stays).
@@ -942,7 +951,22 @@ const detectors: readonly Detector[] = [
     kind: "ssn",
     needs: "digit",
     pattern: rx(
-      String.raw`(?<![\w\-–—./])\d{3}(?:-\d{2}-|\s\d{2}\s|\.\d{2}\.|\/\d{2}\/|–\d{2}–|—\d{2}—|\s[-–—]\s\d{2}\s[-–—]\s)\d{4}(?![\w\-–—/]|\.\d)`,
+      String.raw`(?<![\w\-–—./])\d{3}(?:-\d{2}-|\s\d{2}\s|\.\d{2}\.|\/\d{2}\/|–\d{2}–|—\d{2}—|\s[-–—]\s\d{2}\s[-–—]\s)\d{4}(?![\w\-–—/]|\.\d)|(?<![\dA-Za-z])\d{3}_\d{2}_\d{4}(?![\dA-Za-z])`,
+    ),
+  },
+  // A SIM card's ICCID (19 or 20 digits from 89): a device's, as gateway logs print it.
+  {
+    kind: "device_id",
+    needs: "digit",
+    pattern: rx(String.raw`(?<![\w\-.])89\d{17,18}(?![\w\-.])`),
+  },
+  // A clinician's licence after its credential or register: "RN.4471920", "ARRT 0558120",
+  // "PTCB 44712093", "CRM-SP 148220" (not MD, PA or DO, which are states and a word too).
+  {
+    kind: "license",
+    needs: "digit",
+    pattern: rx(
+      String.raw`\b(?:RN|LPN|LVN|APRN|CRNA|RPh|PTCB|ARRT|NCCPA|CRM(?:-[A-Z]{2})?|COREN(?:-[A-Z]{2})?|CRF|CREFITO(?:-\d{1,2})?|PRC)[\s.#:\-]{1,3}(?:no\.?\s{0,2}|#\s?)?(\d{5,10})(?![\w\-.]|\s{0,2}(?:%|mg|rows?|patients?|hours?|minutes?))`,
     ),
   },
   // Medicare Beneficiary Identifier: 1EG4-TE5-MK73, with or without its dashes or spaces.

@@ -267,6 +267,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
     "Telefon 0171 5550182; Teléfono: 612 55 01 87; fax do consultório: (21) 3555-0144",
     "Telefon [PHONE]; Teléfono: [PHONE]; fax do consultório: [FAX]",
   ],
+  // A ZIP someone moved to, an SSN in a file's name, a SIM's ICCID, a licence after its credential.
+  [
+    "moved to 94621 from 94601; /uploads/443_91_2208_card.jpg; sim_iccid=8901260882217745120; RN.4471920",
+    "moved to [ZIP] from [ZIP]; /uploads/[SSN]_card.jpg; sim_iccid=[DEVICE_ID]; RN.[LICENSE]",
+  ],
   // A city between an address and its state and ZIP, without a comma.
   ["ship to 12 Oak St Springfield IL 62704 today", "ship to [ADDRESS] [ADDRESS] IL [ZIP] today"],
   // Names in capitals, as rosters, wristbands and HL7 print them.
@@ -350,6 +355,7 @@ const benign: readonly string[] = [
   "Down syndrome, Ann Arbor stage and Newton's method in the docs",
   "the patient 2024 cohort; patient 100 mg; patient 12345 rows",
   "reg card fields: PLATE, VIN, OWNER; PLEASE CALL BACK; MAX_RETRIES, TIMEOUT",
+  "we moved to 10000 users; RN 2 beds",
 ];
 
 describe("redact: examples", () => {
