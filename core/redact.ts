@@ -156,7 +156,7 @@ const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\
 /** A word that may stand between a person and their age: "she's nearly 95", "is almost ninety". */
 const NEARLY = String.raw`(?:nearly|almost|about|around|over|just|barely|now|already)\s{1,2}`;
 /** One person, as an age's sentence names them: "my mother, 92", "the decedent, 101". */
-const PERSON_NOUN = String.raw`(?:mother|mom|mum|father|dad|grandmother|grandma|granny|nana|grandfather|grandpa|husband|wife|aunt|uncle|widow|widower|resident|member|client|caller|decedent|centenarian|veteran|woman|man|lady|gentleman|gent)`;
+const PERSON_NOUN = `(?:mother|mom|mum|father|dad|grandmother|grandma|granny|nana|grandfather|grandpa|husband|wife|aunt|uncle|widow|widower|resident|member|client|caller|decedent|centenarian|veteran|woman|man|lady|gentleman|gent)`;
 
 /** An extension: not the start of something else ("x0.a@a.aa" is an email, a fast-check counterexample). */
 const EXTENSION = String.raw`(?:\s{0,2}(?:x|ext\.?|extension)\s{0,2}\d{1,6}(?!\w|\.\w|\S{0,64}@))?`;

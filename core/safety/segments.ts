@@ -342,15 +342,9 @@ function sqlInsert(text: string, spans: SegmentSpan[]): void {
   for (let match = SQL_INSERT.exec(text); match !== null; match = SQL_INSERT.exec(text)) {
     const people = PEOPLE_TABLE.test(match[1] ?? "");
     const kinds = (match[2] ?? "").split(",").map((column) => {
-      const kind = columnKind(column.replace(/[`"[\]]/g, ""));
-      return kind === "name" &&
-        column
-          .trim()
-          .replace(/[`"[\]]/g, "")
-          .toLowerCase() === "name" &&
-        !people
-        ? null
-        : kind;
+      const bare = column.replace(/[`"[\]\s]/g, "");
+      // A bare "name" column is a person's only in a table of people.
+      return bare.toLowerCase() === "name" && !people ? null : columnKind(bare);
     });
     if (!kinds.some((kind) => kind !== null)) continue;
     let at = match.index + match[0].length;
