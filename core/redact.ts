@@ -358,6 +358,13 @@ function isLetter(code: number): boolean {
   return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
+/** A capital after a small letter, where a camel-case key's next word starts ("patientMrn", "homeZip"). */
+function isCamelStart(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  const before = text.charCodeAt(at - 1);
+  return code >= 65 && code <= 90 && before >= 97 && before <= 122;
+}
+
 function isValueChar(code: number): boolean {
   return isLetter(code) || (code >= 48 && code <= 57) || code === 45;
 }
@@ -384,7 +391,8 @@ function labelledAt(text: string, at: number): IdentifierSpan | null {
 }
 
 /**
- * Tries the word starts just before the token holding the digit run at `digit`, nearest first.
+ * Tries the word starts just before the token holding the digit run at `digit`, nearest first,
+ * and the words of a camel-case key ("patientMrn=", "homeZip:").
  * `tried` keeps what each word start gave: the digit runs of a date or a phone number look back
  * over the same words, and the answer at a word start does not depend on the run.
  */
@@ -398,7 +406,8 @@ function labelledBefore(
   while (token > 0 && isValueChar(text.charCodeAt(token - 1))) token--;
   const reach = Math.max(0, token - LABEL_REACH);
   for (let at = token - 1; at >= reach; at--) {
-    if (!isLetter(text.charCodeAt(at)) || (at > 0 && isLetter(text.charCodeAt(at - 1)))) continue;
+    if (!isLetter(text.charCodeAt(at)) || (at > 0 && isLetter(text.charCodeAt(at - 1)) && !isCamelStart(text, at)))
+      continue;
     let span = tried.get(at);
     if (span === undefined) {
       span = labelledAt(text, at);
@@ -2901,11 +2910,12 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
 
 /**
  * An age that is a rule's bound, not a person's: "age > 120", "age >= 90", "90 and over", "90+",
- * "95 or older". Safe Harbor's own bucket ("90 or older") names no one.
+ * "95 or older". Safe Harbor's own bucket ("90 or older") names no one. The ">" closing a tag
+ * ("<age>94</age>") is no bound.
  */
 function isAgeThreshold(text: string, start: number, end: number): boolean {
   return (
-    /[<>≥≤]=?\s{0,2}$/.test(text.slice(Math.max(0, start - 4), start)) ||
+    /(?:[<≥≤]|(?<!<[\w:.-]{1,40})>)=?\s{0,2}$/.test(text.slice(Math.max(0, start - 45), start)) ||
     /^(?:\+|\s{1,2}(?:and|or)\s{1,2}(?:over|older|above|up|more)\b)/.test(text.slice(end, end + 12))
   );
 }

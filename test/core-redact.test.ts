@@ -501,10 +501,34 @@ describe("redact: examples", () => {
       "chart 00000000; card 4242 4242 4242 4242; mrn TEST-MRN-0001; pip install fax-sdk==4.12.0.3; mask 255.255.255.0; card 5500 0000 0000 0004",
       "chart 00000000; card 4242 4242 4242 4242; mrn TEST-MRN-0001; pip install fax-sdk==4.12.0.3; mask 255.255.255.0; card [ACCOUNT]",
     ],
-    // A pipe table's columns say what its cells are.
+    // A pipe table's columns say what its cells are, in Markdown and as psql prints one.
     [
       "| Pt # | Bed | Diet |\n|---|---|---|\n| 340012 | 4B | NPO |",
       "| Pt # | Bed | Diet |\n|---|---|---|\n| [MRN] | 4B | NPO |",
+    ],
+    [
+      " mrn    | ward | los\n--------+------+-----\n A10034 | 4B   | 12",
+      " mrn    | ward | los\n--------+------+-----\n [MRN] | 4B   | 12",
+    ],
+    // A compound column name is read by its words: its last says what, the others whose. A hash of
+    // an identifier and a drug's name are no one's.
+    [
+      "serial,model,patient_mrn,ship_date\nSN-88123,AirSense 11,00912374,2024-03-02",
+      "serial,model,patient_mrn,ship_date\n[DEVICE_ID],AirSense 11,[MRN],[DATE]",
+    ],
+    [
+      "PatNum,drug_name,mrn_hash,contact_name\n1001,Lisinopril,9f2c,Ama",
+      "PatNum,drug_name,mrn_hash,contact_name\n[MRN],Lisinopril,9f2c,[NAME]",
+    ],
+    // A camel-case key's words label a value as a spaced label does; an XML element's tag says what
+    // it holds, and the ">" closing a tag is no bound of an age. A bare <name> names a drug here.
+    [
+      "GET /lookup?patientMrn=00912374&homeZip=02139; const subscriberSsn = 123456789",
+      "GET /lookup?patientMrn=[MRN]&homeZip=[ZIP]; const subscriberSsn = [SSN]",
+    ],
+    [
+      "<PatientMRN>00912374</PatientMRN><given>Kwame</given><age>94</age><age>40</age><name>Lisinopril</name>",
+      "<PatientMRN>[MRN]</PatientMRN><given>[NAME]</given><age>[AGE]</age><age>40</age><name>Lisinopril</name>",
     ],
     // Dates without a year or a separator after a word of care; impossible dates are test values;
     // a system's dates in other languages; a lab value is no plate.

@@ -198,6 +198,63 @@ function columnKind(header: string): IdentifierKind | null {
   if (/^(?:serial|serialno|serialnumber|sn|devicesn|deviceserial|deviceid|imei|udi)$/.test(key)) return "device_id";
   if (/^(?:admitdate|dischargedate|visitdate|dos|servicedate|appointmentdate|apptdate)$/.test(key)) return "date";
   if (/^(?:age|ageyears|ageyrs)$/.test(key)) return "age";
+  return compoundColumnKind(header);
+}
+
+/** Who a column of names can belong to: "patient_name", "emergency_contact_name", "PCP name" (not "drug_name", "clinic_name"). */
+const PERSON_MODIFIERS = new Set(
+  "patient pt pat contact emergency guarantor caregiver provider doctor physician nurse member subscriber parent mother father spouse guardian insured responsible kin nok pcp referring attending ordering rendering full first last given family middle preferred legal maiden sur".split(
+    " ",
+  ),
+);
+/** The words that make a column an id or a number: "patient_id", "PatNum", "claim_no". */
+const ID_WORDS = new Set(["id", "no", "nr", "num", "nbr", "number", "key"]);
+/** The events whose date is a person's: "admit_date", "visitDt", "date_of_service". */
+const PERSON_EVENTS = new Set(
+  "admit admission discharge visit service appointment appt death surgery procedure encounter".split(" "),
+);
+
+/**
+ * A compound column name read by its words (snake case, kebab case, camel case or spaces) when no
+ * exact name matched: its last word says what it holds, the words before it whose ("patient_mrn",
+ * "contact_phone", "home_zip", "guarantor_ssn", "PatNum"). A name column counts only when a word
+ * before "name" is a person's; a hash or a token of an identifier ("mrn_hash") is none.
+ */
+function compoundColumnKind(header: string): IdentifierKind | null {
+  const words = header
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== "");
+  const head = words[words.length - 1];
+  if (words.length < 2 || head === undefined) return null;
+  const before = words.slice(0, -1);
+  const has = (word: string) => before.includes(word);
+  if (head === "mrn") return "mrn";
+  if (head === "ssn") return "ssn";
+  if (head === "dob" || (has("birth") && (head === "date" || head === "dt"))) return "dob";
+  if (head === "email") return "email";
+  if (head === "fax") return "fax";
+  if (head === "phone" || head === "mobile" || head === "cell" || head === "tel") return "phone";
+  if (head === "zip" || head === "zipcode" || head === "postcode" || (has("postal") && head === "code")) return "zip";
+  if (head === "address" || head === "street" || head === "addr") {
+    if (has("ip")) return "ip";
+    if (has("email")) return "email";
+    if (has("mac")) return "device_id";
+    return has("web") || has("server") || has("host") || has("remote") ? null : "address";
+  }
+  if (head === "name") return before.some((word) => PERSON_MODIFIERS.has(word)) ? "name" : null;
+  if (ID_WORDS.has(head)) {
+    if (
+      before.some((word) => word === "mrn" || word === "patient" || word === "pt" || word === "pat" || word === "chart")
+    )
+      return "mrn";
+    if (before.some((word) => word === "member" || word === "subscriber" || word === "policy" || word === "medicaid"))
+      return "member_id";
+    if (before.some((word) => word === "account" || word === "acct" || word === "claim")) return "account";
+    if (before.some((word) => word === "device" || word === "serial")) return "device_id";
+  }
+  if ((head === "date" || head === "dt") && before.some((word) => PERSON_EVENTS.has(word))) return "date";
   return null;
 }
 
@@ -290,8 +347,8 @@ function pipeCells(line: string, at: number): Array<{ text: string; start: numbe
 
 /** A header cell: a few words ("Pt #", "Chart", "Member ID"). */
 const HEADER_CELL = /^\s*[A-Za-z][A-Za-z0-9 #._/-]{0,29}\s*$/;
-/** The line under a Markdown table's header: "|---|:--:|". */
-const RULE_LINE = /^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+/** The line under a Markdown table's header, "|---|:--:|", or under psql's, "----+----". */
+const RULE_LINE = /^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*\|?\s*$/;
 
 /**
  * A pipe table, as Markdown and pasted grids write it: a header whose cells name what the columns
@@ -322,6 +379,24 @@ function pipeTable(text: string, spans: SegmentSpan[]): void {
           push(spans, kind as IdentifierKind, cell.start, cell.text);
       });
     }
+  }
+}
+
+/**
+ * An XML or HTML element whose tag says what it holds, read as a column's name (`columnKind`):
+ * `<PatientMRN>00912374</PatientMRN>`, `<given>Ana</given>`, `<ns:homeZip>02139</ns:homeZip>`. A
+ * bare `<name>` is a drug's or a clinic's as often as a person's, and counts as none.
+ */
+const XML_ELEMENT = /<((?:[A-Za-z][\w-]{0,20}:)?([A-Za-z][\w-]{0,40}))(?:\s[^<>]{0,200})?>([^<>\n]{1,80})<\/\1>/g;
+
+function xmlElements(text: string, spans: SegmentSpan[]): void {
+  XML_ELEMENT.lastIndex = 0;
+  for (let match = XML_ELEMENT.exec(text); match !== null; match = XML_ELEMENT.exec(text)) {
+    const tag = match[2] ?? "";
+    const value = match[3] ?? "";
+    const kind = tag.toLowerCase() === "name" ? null : columnKind(tag);
+    if (kind === null || (kind === "age" && !OVER_89.test(value))) continue;
+    push(spans, kind, match.index + match[0].length - value.length - (match[1] ?? "").length - 3, value);
   }
 }
 
@@ -405,7 +480,7 @@ function sqlRow(text: string, at: number, kinds: ReadonlyArray<IdentifierKind | 
   return k;
 }
 
-/** Identifiers in the HL7 v2 and X12 segments, CSV rows, pipe tables and FHIR references of `text`. */
+/** Identifiers in the HL7 v2 and X12 segments, CSV rows, pipe tables, FHIR references, XML elements and SQL inserts of `text`. */
 export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
@@ -413,6 +488,7 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
   if (text.includes("|")) pipeTable(text, spans);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
+  if (text.includes("</")) xmlElements(text, spans);
   if (text.includes("INSERT") || text.includes("insert") || text.includes("Insert")) sqlInsert(text, spans);
   return spans;
 }
