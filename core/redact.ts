@@ -1382,14 +1382,16 @@ const detectors: readonly Detector[] = [
     ),
   },
   // "[NAME] 96, [NAME] 92.", "pt 97.", "my mother, 92, needs…", "decedent 102,": a number over 89
-  // right after a name or a word for one person (set off by a comma or not), then a pause. Not 120
-  // and over: "Na 129," is a lab value after a word taken for a name.
+  // right after a name or a word for one person (set off by a comma or not), then a pause or the
+  // line's end, as a roster prints it ("Rm 104 [NAME] 91"); after a name and its birth date too
+  // ("[NAME], [DOB], 93", "[NAME] ([DATE], 93)"). Not 120 and over: "Na 129," is a lab value after
+  // a word taken for a name.
   {
     kind: "age",
     needs: "digit",
     placeholders: true,
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=(?:\[NAME\]|\b(?:pt|patient|${PERSON_NOUN}),?)\s{1,2})(?:9\d|1[01]\d)(?=\s{0,2}(?:[.,;!?)]|$))`,
+      String.raw`${AT_DIGIT}(?<=(?:\[NAME\](?:,?\s{1,2}\(?\[(?:DOB|DATE)\])?|\b(?:pt|patient|${PERSON_NOUN})),?\s{1,2})(?:9\d|1[01]\d)(?=[ \t]{0,2}(?:[.,;!?)]|\r?\n|$))`,
       "gi",
     ),
   },

@@ -520,6 +520,11 @@ describe("redact: examples", () => {
       "PatNum,drug_name,mrn_hash,contact_name\n1001,Lisinopril,9f2c,Ama",
       "PatNum,drug_name,mrn_hash,contact_name\n[MRN],Lisinopril,9f2c,[NAME]",
     ],
+    // A roster's age after a name at the line's end, and after a name and its birth date.
+    [
+      "Rm 101 Ana Lima 98\nRm 102 Bo Chen 89\nPatient Ana Lima, 03/04/1931, 93\nAna Lima 97 mg",
+      "Rm 101 [NAME] [AGE]\nRm 102 [NAME] 89\nPatient [NAME], [DATE], [AGE]\n[NAME] 97 mg",
+    ],
     // A camel-case key's words label a value as a spaced label does; an XML element's tag says what
     // it holds, and the ">" closing a tag is no bound of an age. A bare <name> names a drug here.
     [
