@@ -2867,10 +2867,11 @@ function scan(text: string, placed: readonly number[] | null, opensMessage = tru
   collectNotPeople(text, facts, found);
   if (facts.digit && facts.placeholder) collect(PERSON_LOG_TIME, text, found);
   if (facts.digit) collectProtected(text, facts, found);
+  // A later pass keeps what a table's columns keep (a code column's cells), and finds nothing new in them.
+  for (const span of findSegmentIdentifiers(text)) {
+    if ((!afterPlaceholders || span.kind === KEEP) && !overlaps(found, span.start, span.end)) found.push(span);
+  }
   if (!afterPlaceholders) {
-    for (const span of findSegmentIdentifiers(text)) {
-      if (!overlaps(found, span.start, span.end)) found.push(span);
-    }
     for (const detector of earlyDetectors) {
       if (applies(detector, facts)) collect(detector, text, found);
     }

@@ -520,6 +520,18 @@ describe("redact: examples", () => {
       "PatNum,drug_name,mrn_hash,contact_name\n1001,Lisinopril,9f2c,Ama",
       "PatNum,drug_name,mrn_hash,contact_name\n[MRN],Lisinopril,9f2c,[NAME]",
     ],
+    // HL7: an order's and a charge's dates and its doctors are a person's; a message's header, its
+    // event's time and a result's reference range are no one's.
+    [
+      "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||20261104|||0045^STRAND^MARGIT^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
+      "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||[DATE]|||0045^[NAME]^[NAME]^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
+    ],
+    // A quoted CSV field holds its commas; a column of codes keeps its cells, whatever cue ("zip")
+    // another column's header gives.
+    [
+      'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
+      'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
+    ],
     // A roster's age after a name at the line's end, and after a name and its birth date.
     [
       "Rm 101 Ana Lima 98\nRm 102 Bo Chen 89\nPatient Ana Lima, 03/04/1931, 93\nAna Lima 97 mg",

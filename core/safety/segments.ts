@@ -9,7 +9,8 @@
 import type { IdentifierKind } from "../redact.ts";
 
 export interface SegmentSpan {
-  kind: IdentifierKind;
+  /** "keep" for a cell of a column that holds codes or amounts, which no other detector may take. */
+  kind: IdentifierKind | "keep";
   start: number;
   end: number;
 }
@@ -18,7 +19,11 @@ export interface SegmentSpan {
  * HL7 v2: for each segment, which fields (1-based after the segment name) hold what. Components
  * (`^`) of a field are redacted one by one, so the separators stay and the message still parses.
  */
-const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, IdentifierKind>>>> = {
+const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, SegmentSpan["kind"]>>>> = {
+  // The message's header (applications, facilities, its time, type, control id, version) and its
+  // event's time name no one: kept. MSH-1 is the field separator, so the split's field i is MSH-(i+1).
+  MSH: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [i + 1, "keep"] as const)),
+  EVN: { 1: "keep", 2: "keep", 6: "keep" },
   PID: {
     2: "mrn",
     3: "mrn",
@@ -38,8 +43,20 @@ const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, IdentifierKind
   GT1: { 3: "name", 5: "address", 6: "phone", 7: "phone", 8: "dob", 12: "ssn" },
   IN1: { 8: "member_id", 16: "name", 18: "dob", 19: "address", 36: "member_id", 49: "member_id" },
   MRG: { 1: "mrn", 7: "name" },
-  // The visit number, and the admission's and discharge's times.
-  PV1: { 19: "account", 44: "date", 45: "date" },
+  // The attending, referring, consulting and admitting doctors; the visit number; the admission's
+  // and discharge's times.
+  PV1: { 7: "name", 8: "name", 9: "name", 17: "name", 19: "account", 44: "date", 45: "date" },
+  // Orders, results and charges for the patient: when (ORC-9, OBR-7, OBR-22, OBX-14, FT1-4, DG1-5,
+  // PR1-5, AL1-6) and who ordered (ORC-12, OBR-16). A message's own time (MSH-7, EVN-2) is no one's.
+  ORC: { 9: "date", 12: "name" },
+  OBR: { 7: "date", 16: "name", 22: "date" },
+  // A result's type, code, units, reference range and flags are kept ("70-99" is no licence); its
+  // value (OBX-5) is read as any text is: it may be an age, or a note naming someone.
+  OBX: { 2: "keep", 3: "keep", 4: "keep", 6: "keep", 7: "keep", 8: "keep", 11: "keep", 14: "date" },
+  FT1: { 4: "date", 7: "keep", 10: "keep" },
+  DG1: { 5: "date" },
+  PR1: { 5: "date" },
+  AL1: { 6: "date" },
 };
 
 /** X12: the element positions (1-based) that identify a person, by segment and qualifier. */
@@ -75,10 +92,11 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
   }
 }
 
-const HL7_SEGMENT = /(?:^|[\r\n\s'"`])((?:PID|NK1|GT1|IN1|MRG|PV1)\|[^\r\n'"`]{1,2000})/g;
+const HL7_SEGMENT =
+  /(?:^|[\r\n\s'"`])((?:MSH|EVN|PID|NK1|GT1|IN1|MRG|PV1|ORC|OBR|OBX|FT1|DG1|PR1|AL1)\|[^\r\n'"`]{1,2000})/g;
 const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM|CLP)\*[^~\r\n'"`]{1,400})/g;
 
-function push(spans: SegmentSpan[], kind: IdentifierKind, start: number, value: string): void {
+function push(spans: SegmentSpan[], kind: SegmentSpan["kind"], start: number, value: string): void {
   // Leading and trailing spaces of a field are not part of the value; a placeholder an earlier
   // pass left ("MRG| [EMAIL]") is redacted already, as what it was.
   const trimmed = value.trim();
@@ -133,11 +151,13 @@ function hl7(text: string, spans: SegmentSpan[]): void {
       if (i === 0 || kind === undefined) return;
       let componentAt = offsets[i] ?? 0;
       for (const component of field.split(/[\^~&]/)) {
-        // Identifier type codes and assigning authorities ("MRN", "SS", "MERCYHOSP"), and a name's
-        // prefix or suffix ("MRS", "JR") are kept.
+        // Identifier type codes and assigning authorities ("MRN", "SS", "MERCYHOSP"), a name's
+        // prefix or suffix ("MRS", "JR"), and a doctor's number before the name ("0045^STRAND^MARGIT") are kept.
         const typeCode =
           kind === "name"
-            ? RELATIONSHIP_CODES.has(component) || NAME_AFFIXES.has(component)
+            ? RELATIONSHIP_CODES.has(component) ||
+              NAME_AFFIXES.has(component.toUpperCase().replace(/\.$/, "")) ||
+              !/\p{L}/u.test(component)
             : /^[A-Z][A-Z_]{0,19}$/.test(component);
         if (!typeCode) push(spans, kind, componentAt, component);
         componentAt += component.length + 1;
@@ -156,8 +176,22 @@ function x12(text: string, spans: SegmentSpan[]): void {
   }
 }
 
+/**
+ * A column of codes or amounts, by its header's last word, when no identifier's name matched: a
+ * billing code, a diagnosis code, a lab code, a count, a price ("cpt", "icd10", "dx_code",
+ * "units", "balance"). Its cells are kept: a cue elsewhere in the text ("zip" in another column's
+ * header) makes none of them a ZIP code.
+ */
+const CODE_COLUMN =
+  /(?:^|[\s_-])(?:cpt|hcpcs|icd(?:9|10)?|dx|loinc|ndc|snomed|drg|rev(?:enue)?code|pos|code|codes|modifier|units|qty|quantity|amount|amt|balance|bal|price|cost|charge|charges|paid|copay|count|total|los|score|dose|mg)$/i;
+
 /** What a CSV column holds, by its header (lower case, `_` and spaces removed), in the languages of the forms builders paste. */
-function columnKind(header: string): IdentifierKind | null {
+function columnKind(header: string): SegmentSpan["kind"] | null {
+  const kind = identifierColumnKind(header);
+  return kind === null && CODE_COLUMN.test(header.trim().replace(/["']/g, "")) ? "keep" : kind;
+}
+
+function identifierColumnKind(header: string): IdentifierKind | null {
   const key = header.toLowerCase().replace(/[\s_\-"']/g, "");
   if (
     /^(?:first|last|given|family|middle|sur)?name$|^(?:first|last|given|family|surname|forename|fname|lname|patient|patientname|fullname|displayname|guarantor|caregiver|subscriber|contact|nachname|vorname|nombre|apellidos?|nome|sobrenome|prenom)$/.test(
@@ -277,6 +311,27 @@ type CsvFormat = (typeof CSV_FORMATS)[number];
 /** An age column holds an identifier only over 89 (Safe Harbor). */
 const OVER_89 = /^\s*(?:9\d|1[0-2]\d)\s*$/;
 
+/**
+ * A row's fields as written, quotes included, split at each separator outside double quotes: a
+ * quoted field may hold the separator ("Kowalski, Adam"), and `""` inside quotes is a quote.
+ */
+function splitRow(row: string, separator: string): string[] {
+  if (!row.includes('"')) return row.split(separator);
+  const fields: string[] = [];
+  let quoted = false;
+  let from = 0;
+  for (let k = 0; k < row.length; k++) {
+    const char = row.charAt(k);
+    if (char === '"') quoted = !quoted;
+    else if (char === separator && !quoted) {
+      fields.push(row.slice(from, k));
+      from = k + 1;
+    }
+  }
+  fields.push(row.slice(from));
+  return fields;
+}
+
 function csv(text: string, spans: SegmentSpan[], { separator, header }: CsvFormat): void {
   header.lastIndex = 0;
   for (let match = header.exec(text); match !== null; match = header.exec(text)) {
@@ -290,7 +345,7 @@ function csv(text: string, spans: SegmentSpan[], { separator, header }: CsvForma
     for (let rows = 0; rows < 1000; rows++) {
       const rest = text.slice(at);
       const row = sameLine ? /^[ \t]+([^\s,]*(?:,[^\s,]*)+)/.exec(rest) : /^\r?\n([^\n]*)/.exec(rest);
-      const fields = row?.[1]?.split(separator);
+      const fields = row?.[1] === undefined ? undefined : splitRow(row[1], separator);
       if (row === null || fields === undefined || fields.length !== headers.length) break;
       let fieldAt = at + row[0].length - (row[1] ?? "").length;
       fields.forEach((field, index) => {
@@ -376,7 +431,7 @@ function pipeTable(text: string, spans: SegmentSpan[]): void {
       cells.forEach((cell, index) => {
         const kind = kinds[index];
         if (kind === "age" ? OVER_89.test(cell.text) : kind !== null && kind !== undefined)
-          push(spans, kind as IdentifierKind, cell.start, cell.text);
+          push(spans, kind as SegmentSpan["kind"], cell.start, cell.text);
       });
     }
   }
@@ -434,7 +489,12 @@ function sqlInsert(text: string, spans: SegmentSpan[]): void {
 }
 
 /** One row's values from `at` (just past its opening bracket); returns where it ends. */
-function sqlRow(text: string, at: number, kinds: ReadonlyArray<IdentifierKind | null>, spans: SegmentSpan[]): number {
+function sqlRow(
+  text: string,
+  at: number,
+  kinds: ReadonlyArray<SegmentSpan["kind"] | null>,
+  spans: SegmentSpan[],
+): number {
   let column = 0;
   let k = at;
   while (k < text.length) {
