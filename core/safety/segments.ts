@@ -59,6 +59,20 @@ const HL7_FIELDS: Readonly<Record<string, Readonly<Record<number, SegmentSpan["k
   AL1: { 6: "date" },
 };
 
+const REF_QUALIFIERS: Readonly<Record<string, IdentifierKind>> = {
+  SY: "ssn",
+  "0F": "member_id",
+  "1W": "member_id",
+  "6P": "member_id",
+  "1L": "member_id",
+  IG: "member_id",
+  EA: "mrn",
+  EJ: "account",
+  "1K": "account",
+  D9: "account",
+  F8: "account",
+};
+
 /** X12: the element positions (1-based) that identify a person, by segment and qualifier. */
 function x12Fields(elements: readonly string[]): Readonly<Record<number, IdentifierKind>> {
   switch (elements[0]) {
@@ -75,10 +89,12 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
       return { 1: "address", 2: "address" };
     case "N4":
       return { 1: "address", 3: "zip" };
-    case "REF":
-      return elements[1] === "SY" || elements[1] === "0F" || elements[1] === "1W" || elements[1] === "6P"
-        ? { 2: elements[1] === "SY" ? "ssn" : "member_id" }
-        : {};
+    case "REF": {
+      // By qualifier: SSN (SY); member, subscriber, group or policy numbers (0F, 1W, 6P, 1L, IG);
+      // medical record number (EA); patient account, payer claim and claim numbers (EJ, 1K, D9, F8).
+      const kind = REF_QUALIFIERS[elements[1] ?? ""];
+      return kind === undefined ? {} : { 2: kind };
+    }
     case "CLM":
       // CLM01: the patient's account number with the provider.
       return { 1: "account" };
@@ -87,6 +103,13 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
       return { 1: "account", 7: "account" };
     case "PER":
       return { 2: "name", 4: "phone", 6: "phone", 8: "phone" };
+    case "DTP":
+      // A date of the claim's or the member's: service, admission, discharge, coverage (a date,
+      // D8, or a range, RD8).
+      return elements[2] === "D8" || elements[2] === "RD8" ? { 3: "date" } : {};
+    case "STC":
+      // A claim status's effective date.
+      return /^\d{8}$/.test(elements[2] ?? "") ? { 2: "date" } : {};
     default:
       return {};
   }
@@ -94,7 +117,7 @@ function x12Fields(elements: readonly string[]): Readonly<Record<number, Identif
 
 const HL7_SEGMENT =
   /(?:^|[\r\n\s'"`])((?:MSH|EVN|PID|NK1|GT1|IN1|MRG|PV1|ORC|OBR|OBX|FT1|DG1|PR1|AL1)\|[^\r\n'"`]{1,2000})/g;
-const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM|CLP)\*[^~\r\n'"`]{1,400})/g;
+const X12_SEGMENT = /(?:^|[~\r\n\s'"`])((?:NM1|DMG|N3|N4|REF|PER|CLM|CLP|DTP|STC)\*[^~\r\n'"`]{1,400})/g;
 
 function push(spans: SegmentSpan[], kind: SegmentSpan["kind"], start: number, value: string): void {
   // Leading and trailing spaces of a field are not part of the value; a placeholder an earlier
