@@ -2926,8 +2926,8 @@ function isAgeThreshold(text: string, start: number, end: number): boolean {
 /** A word no real name has, that builders put in made-up ones. */
 const DUMMY_NAME_WORD = /(?<![\p{L}])(?:test|sample|example|fake|dummy|placeholder)(?![\p{L}])/iu;
 
-/** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample". */
-const TEST_VALUE = /TEST|DEMO|SAMPLE|EXAMPLE|FAKE|DUMMY|X{3}/i;
+/** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample", "pat-fixture-1", "mock-42". */
+const TEST_VALUE = /TEST|DEMO|SAMPLE|EXAMPLE|FAKE|DUMMY|FIXTURE|MOCK|X{3}/i;
 
 /**
  * A number no one has, that builders write in fixtures and docs: the same digit six times or

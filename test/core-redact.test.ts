@@ -526,6 +526,11 @@ describe("redact: examples", () => {
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||20261104|||0045^STRAND^MARGIT^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||[DATE]|||0045^[NAME]^[NAME]^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
     ],
+    // FHIR: a Patient's own id and every part of a HumanName, whatever its words; a fixture's id is made up.
+    [
+      '{"resourceType":"Patient","id":"pat-00881","name":[{"family":"du Marché","given":["Peter"]}]} {"resourceType":"Patient","id":"pat-fixture-1"}',
+      '{"resourceType":"Patient","id":"[MRN]","name":[{"family":"[NAME]","given":["[NAME]"]}]} {"resourceType":"Patient","id":"pat-fixture-1"}',
+    ],
     // X12: a member's or a claim's dates (DTP, STC) and the numbers REF's qualifier names.
     [
       "NM1*IL*1*DOE*JANE****MI*W998812345~DTP*472*D8*20260301~STC*A7:21*20241203~REF*EA*00912374~REF*1K*24338Z0091~",

@@ -408,6 +408,33 @@ function fhir(text: string, spans: SegmentSpan[]): void {
   }
 }
 
+/** A person's resource's own id, next to its type: `"resourceType": "Patient", "id": "pat-00881"`. */
+const FHIR_PERSON_ID =
+  /"resourceType"\s{0,2}:\s{0,2}"(?:Patient|Person|RelatedPerson)"\s{0,2},\s{0,2}"id"\s{0,2}:\s{0,2}"([A-Za-z0-9\-.]{1,64})"|"id"\s{0,2}:\s{0,2}"([A-Za-z0-9\-.]{1,64})"(?=\s{0,2},\s{0,2}"resourceType"\s{0,2}:\s{0,2}"(?:Patient|Person|RelatedPerson)")/g;
+/** A FHIR HumanName's parts, a string or a list of strings: `"family": "du Marché"`, `"given": ["Peter", "James"]`. */
+const FHIR_NAME_PART = /"(?:family|given)"\s{0,2}:\s{0,2}(\[[^[\]{}]{0,300}\]|"[^"\n]{1,80}")/g;
+const JSON_STRING = /"([^"\n]{1,80})"/g;
+
+/** A FHIR Patient's id, and every part of a HumanName, whatever its words ("du Marché" is a surname). */
+function fhirPerson(text: string, spans: SegmentSpan[]): void {
+  FHIR_PERSON_ID.lastIndex = 0;
+  for (let match = FHIR_PERSON_ID.exec(text); match !== null; match = FHIR_PERSON_ID.exec(text)) {
+    const id = match[1] ?? match[2] ?? "";
+    // Either way the match ends with the id's closing quote.
+    if (/\d/.test(id)) push(spans, "mrn", match.index + match[0].length - id.length - 1, id);
+  }
+  FHIR_NAME_PART.lastIndex = 0;
+  for (let match = FHIR_NAME_PART.exec(text); match !== null; match = FHIR_NAME_PART.exec(text)) {
+    const value = match[1] ?? "";
+    const valueAt = match.index + match[0].length - value.length;
+    JSON_STRING.lastIndex = 0;
+    for (let part = JSON_STRING.exec(value); part !== null; part = JSON_STRING.exec(value)) {
+      const name = part[1] ?? "";
+      if (/\p{L}/u.test(name)) push(spans, "name", valueAt + part.index + 1, name);
+    }
+  }
+}
+
 /** A line of a pipe table ("| Pt # | Bed |", "Chart | Name"): its cells, with where each starts. */
 function pipeCells(line: string, at: number): Array<{ text: string; start: number }> {
   const cells: Array<{ text: string; start: number }> = [];
@@ -571,6 +598,7 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
   if (text.includes("|")) pipeTable(text, spans);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
+  if (text.includes('"resourceType"') || text.includes('"family"') || text.includes('"given"')) fhirPerson(text, spans);
   if (text.includes("</")) xmlElements(text, spans);
   if (text.includes("INSERT") || text.includes("insert") || text.includes("Insert")) sqlInsert(text, spans);
   return spans;
