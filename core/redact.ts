@@ -2522,9 +2522,10 @@ const PERSONAS = [
 /**
  * What a thing is named, not a person: "variables named gauss, bayes and pearson", "a queue called
  * Hermes". Found from "named" or "called" (rare), then the thing before it; a list of up to ten.
+ * Not a document's file name: "a file named CLM55012983_OKAFOR_EMEKA.x12" is named for a person.
  */
 const THING_NAMED =
-  /(?:named|called)(?<=\b(?:variables?|fields?|columns?|functions?|methods?|classes|class|tables?|files?|keys?|flags?|features?|queues?|topics?|channels?|branch(?:es)?|repos?|services?|endpoints?|bots?|agents?|loops?|workflows?|scripts?|jobs?|modules?|packages?|tests?|params?|parameters?|enums?|types?|models?|hosts?|servers?|databases?|buckets?|folders?|directories|directory|projects?|apps?|templates?|macros?|tags?|labels?|sheets?|tabs?)\s{1,2}(?:named|called))\s{1,2}(["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?(?:,?\s{1,2}(?:(?:and|or)\s{1,2})?["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?){0,9})/gu;
+  /(?:named|called)(?<=\b(?:variables?|fields?|columns?|functions?|methods?|classes|class|tables?|files?|keys?|flags?|features?|queues?|topics?|channels?|branch(?:es)?|repos?|services?|endpoints?|bots?|agents?|loops?|workflows?|scripts?|jobs?|modules?|packages?|tests?|params?|parameters?|enums?|types?|models?|hosts?|servers?|databases?|buckets?|folders?|directories|directory|projects?|apps?|templates?|macros?|tags?|labels?|sheets?|tabs?)\s{1,2}(?:named|called))\s{1,2}(?!["'\x60]?[\p{L}\p{N}_.-]{1,120}\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|xml|json|txt|dcm|x12|edi|wav|mp3|m4a)(?![\p{L}\p{N}]))(["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?(?:,?\s{1,2}(?:(?:and|or)\s{1,2})?["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?){0,9})/gu;
 /** A bot's name in configuration: `"bot_name": "Ava"`, `assistantName: 'Nora'`, `persona_name=Joy`. */
 const BOT_NAME_KEY =
   /\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?(\p{Lu}\p{Ll}+)/giu;

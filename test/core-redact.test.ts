@@ -526,6 +526,12 @@ describe("redact: examples", () => {
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||20261104|||0045^STRAND^MARGIT^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||[DATE]|||0045^[NAME]^[NAME]^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
     ],
+    // A document's file name: the names and the numbers its parts name, even as "a file named…";
+    // not a fixture's, not a configuration's, and inside a URL the URL is read whole.
+    [
+      "file named CLM55012983_OKAFOR_EMEKA.x12; stmt_acct55019283_rivera_j_nov.pdf; jane_doe_fixture.pdf; payer_aetna.json; grace_period_rules.pdf",
+      "file named CLM[ACCOUNT]_[NAME]_[NAME].x12; stmt_acct[ACCOUNT]_[NAME]_[NAME]_nov.pdf; jane_doe_fixture.pdf; payer_aetna.json; grace_period_rules.pdf",
+    ],
     // FHIR: a Patient's own id and every part of a HumanName, whatever its words; a fixture's id is made up.
     [
       '{"resourceType":"Patient","id":"pat-00881","name":[{"family":"du Marché","given":["Peter"]}]} {"resourceType":"Patient","id":"pat-fixture-1"}',

@@ -7,6 +7,8 @@
  * The format says what each value is; no label is needed.
  */
 import type { IdentifierKind } from "../redact.ts";
+import { fold } from "./fold.ts";
+import { vocab } from "./vocab.ts";
 
 export interface SegmentSpan {
   /** "keep" for a cell of a column that holds codes or amounts, which no other detector may take. */
@@ -505,6 +507,73 @@ function xmlElements(text: string, spans: SegmentSpan[]): void {
   }
 }
 
+/**
+ * A document's file name, as scanners, exports and fax inboxes write them: parts between "_", "-"
+ * and ".", before a document's, an image's, a recording's or an export's extension (not a
+ * configuration's: "payer_aetna.json"). Inside a URL the URL's detector reads it whole.
+ */
+const FILE_NAME =
+  /(?<![\p{L}\p{N}.-])((?:[\p{L}\p{N}]+[_\-.])+[\p{L}\p{N}]+)\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a)(?![\p{L}\p{N}])/giu;
+/** A number a file's part names by its prefix: "acct55019283", "MRN00912374", "CLM55012983", "age94". */
+const FILE_NUMBER = /^(?:(acct|account|clm|claim)|(mrn|mr|chart|pt|pat|patient)|(mbr|member|sub)|(age))(\d+)$/i;
+/** A made-up person's file: a fixture's, a test's, a sample's. */
+const MADE_UP_FILE = /test|sample|example|fake|dummy|fixture|mock|seed|synthetic|template/i;
+
+function fileNames(text: string, spans: SegmentSpan[]): void {
+  const { names, common, commonElsewhere, orgs, places, medical } = vocab();
+  FILE_NAME.lastIndex = 0;
+  for (let match = FILE_NAME.exec(text); match !== null; match = FILE_NAME.exec(text)) {
+    const stem = match[1] ?? "";
+    const tokenStart = Math.max(text.lastIndexOf(" ", match.index), text.lastIndexOf("\n", match.index)) + 1;
+    if (MADE_UP_FILE.test(stem) || text.slice(tokenStart, match.index).includes("://")) continue;
+    const parts: Array<{ text: string; start: number; name: number }> = [];
+    let at = match.index;
+    for (const part of stem.split(/[_\-.]/)) {
+      const folded = fold(part);
+      // 2: a name only a name list knows; 1: a name that is a word too, or an initial; 0: no name.
+      const name = !/^\p{L}+$/u.test(part)
+        ? 0
+        : part.length === 1
+          ? 1
+          : !names.has(folded)
+            ? 0
+            : common.has(folded) ||
+                commonElsewhere.has(folded) ||
+                orgs.has(folded) ||
+                places.has(folded) ||
+                medical.has(folded)
+              ? 1
+              : 2;
+      parts.push({ text: part, start: at, name });
+      const number = FILE_NUMBER.exec(part);
+      const digits = number?.[5] ?? "";
+      const kind: IdentifierKind | null =
+        number === null
+          ? null
+          : number[1] !== undefined
+            ? "account"
+            : number[2] !== undefined
+              ? "mrn"
+              : number[3] !== undefined
+                ? "member_id"
+                : OVER_89.test(digits)
+                  ? "age"
+                  : null;
+      if (kind !== null && (kind === "age" || digits.length >= 4))
+        push(spans, kind, at + part.length - digits.length, digits);
+      at += part.length + 1;
+    }
+    // A run of name parts with one that only a name list knows: "OKAFOR_EMEKA", "rivera_j", "Jane_Doe".
+    for (let i = 0; i < parts.length; i++) {
+      let end = i;
+      while (end < parts.length && (parts[end]?.name ?? 0) > 0) end++;
+      const run = parts.slice(i, end);
+      if (run.some((part) => part.name === 2)) for (const part of run) push(spans, "name", part.start, part.text);
+      i = end;
+    }
+  }
+}
+
 /** `INSERT INTO table (columns) VALUES (…), (…)`: the columns, then where the first row starts. */
 const SQL_INSERT = /\binsert\s{1,4}into\s{1,4}([\w."`[\]]{1,64})\s{0,4}\(([^()]{1,2000})\)\s{0,4}values\s{0,4}(?=\()/gi;
 /** A table of people, whose bare `name` column is a person's (a clinic's or a plan's is not). */
@@ -600,6 +669,7 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   if (text.includes('"resourceType"') || text.includes('"family"') || text.includes('"given"')) fhirPerson(text, spans);
   if (text.includes("</")) xmlElements(text, spans);
+  if (text.includes(".")) fileNames(text, spans);
   if (text.includes("INSERT") || text.includes("insert") || text.includes("Insert")) sqlInsert(text, spans);
   return spans;
 }
