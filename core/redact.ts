@@ -2676,6 +2676,73 @@ function repairOcr(text: string): string {
   });
 }
 
+/** A percent escape of a printable ASCII character: "%20", "%2F", "%40", "%2B". */
+const PERCENT_ESCAPE = /%(2[0-9A-F]|[3-6][0-9A-F]|7[0-9A-E])/gi;
+/** A form's or a query string's token: keys and values joined by "=" and "&", where "+" is a space and "&" ends a value. */
+const FORM_TOKEN = /[^\s&=]+=[^\s&]*(?:&[^\s&=]+=[^\s&]*)+/g;
+
+/**
+ * The text as a form or a URL means it: percent escapes decoded ("Ana%20Lima", "5%2F17",
+ * "ana%40mail.com") and, in a form's or a query string's token, "+" and "&" read as spaces
+ * ("Body=Hi+this+is+Maria", and no value runs into the next pair). `origin[i]` is where decoded character i starts in `text`, and
+ * `origin[decoded.length]` is `text.length`, so a span found in the decoded text covers its
+ * escapes in the text as written. Null when there is nothing to decode.
+ */
+function decodedView(text: string): { decoded: string; origin: number[] } | null {
+  if (!text.includes("%")) return null;
+  PERCENT_ESCAPE.lastIndex = 0;
+  if (!PERCENT_ESCAPE.test(text)) return null;
+  const spaces = new Set<number>();
+  FORM_TOKEN.lastIndex = 0;
+  for (let match = FORM_TOKEN.exec(text); match !== null; match = FORM_TOKEN.exec(text)) {
+    for (let k = 0; k < match[0].length; k++) {
+      const char = match[0].charCodeAt(k);
+      if (char === 43 || char === 38) spaces.add(match.index + k);
+    }
+  }
+  let decoded = "";
+  const origin: number[] = [];
+  for (let k = 0; k < text.length; ) {
+    origin.push(k);
+    PERCENT_ESCAPE.lastIndex = k;
+    const escape = text.charCodeAt(k) === 37 ? PERCENT_ESCAPE.exec(text) : null;
+    if (escape !== null && escape.index === k) {
+      decoded += String.fromCharCode(Number.parseInt(escape[1] ?? "20", 16));
+      k += 3;
+    } else {
+      decoded += spaces.has(k) ? " " : text.charAt(k);
+      k++;
+    }
+  }
+  origin.push(text.length);
+  return { decoded, origin };
+}
+
+/**
+ * The first pass: the text as written, and as a form or a URL decodes it (`decodedView`), where
+ * "Ana%20Lima" is a name and "5%2F17" a date. What the decoded text adds is mapped back onto the
+ * escapes that spell it.
+ */
+function scanWhole(text: string): IdentifierSpan[] {
+  const spans = scan(repairOcr(text), null);
+  const view = decodedView(text);
+  if (view === null) return spans;
+  const { decoded, origin } = view;
+  let merged = spans;
+  for (const span of scan(repairOcr(decoded), null)) {
+    const start = origin[span.start] ?? 0;
+    const end = origin[span.end] ?? text.length;
+    // It replaces what it covers whole ("Ana" of "Ana%20Lima"); a span it only cuts into wins.
+    const cut = merged.some(
+      (other) => other.start < end && start < other.end && (other.start < start || other.end > end),
+    );
+    if (cut) continue;
+    merged = merged.filter((other) => !(other.start < end && start < other.end));
+    merged.push({ kind: span.kind, start, end });
+  }
+  return merged === spans ? spans : merged.sort((a, b) => a.start - b.start);
+}
+
 /** How far around a placeholder a later pass looks for names: a cue's reach and then some. */
 const PLACEHOLDER_WINDOW = 80;
 /**
@@ -3033,8 +3100,11 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   let placed: number[] | null = null;
+  const escaped = decodedView(text) !== null;
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    let spans = placed === null ? scan(repairOcr(current), null) : scanAround(current, placed);
+    // Escaped text is read whole in every pass: what a placeholder makes recognisable may be
+    // spelled in escapes far from it, and reading it whole again is what a second redaction does.
+    let spans = placed === null || escaped ? scanWhole(current) : scanAround(current, placed);
     // The rules are done: the number tagger reads what they left, and the rules look again around what it takes.
     if (spans.length === 0) spans = findNumbers(current);
     if (spans.length === 0) break;

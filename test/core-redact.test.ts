@@ -526,6 +526,11 @@ describe("redact: examples", () => {
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||20261104|||0045^STRAND^MARGIT^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
       "MSH|^~\\&|LAB|GEN|||20261124081500||ORM^O01|M1|P|2.5.1\nEVN|A08|202607140930\nORC|NW|ORD4471|||||||[DATE]|||0045^[NAME]^[NAME]^^^Dr.\nOBX|1|NM|2345-7^Glucose^LN||98|mg/dL|70-99|N|||F",
     ],
+    // A form's or a URL's escapes are read decoded: a name, a date, a phone and an email spelled in them.
+    [
+      "From=%2B15558675309&Body=Hi+this+is+Maria+Lopez+my+appt+is+friday+5%2F17&x=1 GET /p?name=Ana%20Lima&to=ana.lima%40gmail.com",
+      "From=[PHONE]&Body=Hi+this+is+[NAME]+my+appt+is+friday+[DATE]&x=1 GET /p?name=[NAME]&[EMAIL]",
+    ],
     // A document's file name: the names and the numbers its parts name, even as "a file named…";
     // not a fixture's, not a configuration's, and inside a URL the URL is read whole.
     [
