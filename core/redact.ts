@@ -2857,13 +2857,16 @@ function collectAddressTails(text: string, found: Claim[]): void {
 const COMPACT_DATE = new RegExp(`^${YYYYMMDD}$`);
 /** A cell that is a number of a record: digits, with letters or a dash before them ("00123998", "TX-11827"). */
 const ID_CELL = /^[ \t]*["']?((?:[A-Z]{1,4}[-_]?)?\d{6,12}|[A-Z]{1,4}-\d{5,10})["']?[ \t]*$/;
+/** A cell already redacted as a person's: a name, a birth date or a date of their care, an SSN, an age, a contact. */
+const PERSON_CELL = /\[(?:NAME|DOB|DATE|SSN|AGE|PHONE|EMAIL|ADDRESS|ZIP)\]/;
 /** A header row (its cells bare words: the columns say what a cell is) or a segment of HL7 or X12. */
 const NOT_A_BARE_ROW =
   /^[ \t]*(?:[A-Za-z_][\w ]{0,29}(?:[,\t|;][ \t]*[A-Za-z_][\w ]{0,29})+[ \t]*$|[A-Z][A-Z0-9]{2}[|*])/;
 
 /**
- * The number in a row of delimited values whose other cells hold a name already redacted
- * ("00123998,[NAME],[NAME],F", "[NAME],[NAME],TX-11827"): a row about a person, with no header
+ * The number in a row of delimited values whose other cells hold a person's identifier already
+ * redacted ("00123998,[NAME],[NAME],F", "[NAME],[NAME],TX-11827", "900213\t[DATE]\tICU\tI50.9"):
+ * a row about a person, with no header
  * to say what its number is, holds that person's record number. Not under a header (the columns
  * say what a cell is), not in an HL7 or X12 segment, and not a number of five digits or fewer
  * (a CPT code, a row's own id).
@@ -2876,7 +2879,7 @@ function collectRowIds(text: string, found: Claim[]): void {
     at += line.length + 1;
     const above = previous;
     previous = line;
-    if (!line.includes("[NAME]") || NOT_A_BARE_ROW.test(line) || NOT_A_BARE_ROW.test(above)) continue;
+    if (!PERSON_CELL.test(line) || NOT_A_BARE_ROW.test(line) || NOT_A_BARE_ROW.test(above)) continue;
     const cells = [",", "\t", "|", ";"].map((separator) => line.split(separator)).find((split) => split.length >= 3);
     if (cells === undefined) continue;
     let cellAt = lineAt;

@@ -494,8 +494,10 @@ describe("redact: examples", () => {
       "el id del paciente PAC-44102 sale dos veces; closed HLTH-2291",
       "el id del paciente [MRN] sale dos veces; closed HLTH-2291",
     ],
-    // A row about a person, without a header, holds the person's record number; a register's number with its year.
+    // A row about a person, without a header, holds the person's record number (beside a name, or
+    // a date of their care); a register's number with its year.
     ["00123998,Kowalski,Adam,F\nchart no. 2024/00817", "[MRN],[NAME],[NAME],F\nchart no. [MRN]"],
+    ["admits:\n900213\t2026-03-01\tICU\tI50.9", "admits:\n[MRN]\t[DATE]\tICU\tI50.9"],
     // Numbers no one has: fixtures' repeated digits, Stripe's test card, a test's value, a package's version, a netmask.
     [
       "chart 00000000; card 4242 4242 4242 4242; mrn TEST-MRN-0001; pip install fax-sdk==4.12.0.3; mask 255.255.255.0; card 5500 0000 0000 0004",
