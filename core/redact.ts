@@ -262,10 +262,12 @@ const labelledFamilies: readonly LabelledFamily[] = [
     value: DOB_VALUE,
   },
   {
-    // Dates of events in a person's care: admission, discharge, service, visit, surgery, death.
+    // Dates of events in a person's care: admission, discharge, service, visit, surgery, death; a
+    // month and a day without a year too ("admitDate": "03/04", "visit 3/12"; not a fraction, "3/4 of",
+    // nor a chat line's bracketed stamp, "[10/07 9:14]").
     kind: "date",
     label: String.raw`(?:admit(?:ted)?|admission|discharge(?:d)?|disch|d\/c|service|visit|appt|appointment|surgery|procedure|death|DOD|DOS|encounter|seen)${_}(?:date|dt|on)?${SEP}`,
-    value: String.raw`(?:${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|${YYYYMMDD}(?!\d))`,
+    value: String.raw`(?:(?<!\[)(?:0?[1-9]|1[0-2])[/\-](?:0?[1-9]|[12]\d|3[01])(?![\w/\-]|[.,]\d|\s{0,2}(?:of|days?|doses?|tabs?|tablets?|cups?|pills?|times?|hours?|hrs?)\b)|${[...MONTH_FIRST_DATES, ...DAY_FIRST_DATES].join("|")}|\d{1,2}[/.\-]\d{1,2}[/.\-](?:\d{4}|\d{2})(?!\d)|\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}(?:T[\d:.]{5,12}(?:Z|[+\-]\d{2}:?\d{2})?)?(?![\d\w])|${YYYYMMDD}(?!\d))`,
   },
   {
     kind: "fax",
@@ -343,7 +345,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     // Safe Harbor: ages over 89 are identifying.
     kind: "age",
-    label: `(?:age[ds]?|aged)${SEP}`,
+    label: String.raw`(?:age[ds]?|aged)(?:${_}(?:in${_})?(?:years?|yrs?))?${SEP}`,
     value: String.raw`(?:9\d|1[0-2]\d)(?!\d|\s{0,2}%)`,
   },
 ];

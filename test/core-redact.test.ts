@@ -555,6 +555,12 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // A care event's date label takes a month and a day without a year (not a fraction); an age's
+    // label may say its unit.
+    [
+      '{"admitDate": "03/04", "age_years": 95} visit 3/12, seen 3/4 of the time',
+      '{"admitDate": "[DATE]", "age_years": [AGE]} visit [DATE], seen 3/4 of the time',
+    ],
     // A roster's age after a name at the line's end, and after a name and its birth date.
     [
       "Rm 101 Ana Lima 98\nRm 102 Bo Chen 89\nPatient Ana Lima, 03/04/1931, 93\nAna Lima 97 mg",
