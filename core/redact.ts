@@ -148,7 +148,7 @@ const DOB_VALUE = `(?:${[
  * 20240307", "Botox session 3.7.24", "(0008,0020) 20240307"): a word of care or of time, a day of
  * the week, a DICOM date tag, or an earlier date of a list or a range ("[DATE], 3/5", "[DATE]–3/7").
  */
-const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study|adm|admit|readmit(?:ted)?|rtn|labs?|starting|em|il|przyjęty|przyjęta|wypisany|wypisana|deceduto|deceduta|verst\.?|fallecido|fallecida|falecido|falecida)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
+const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study|adm|admit|readmit(?:ted)?|rtn|labs?|starting|em|il|przyjęty|przyjęta|wypisany|wypisana|deceduto|deceduta|verst\.?|fallecido|fallecida|falecido|falecida|s\/p|POD\s?#?\d{0,2}|LMP|given|passed|expected|review|week\s{1,2}of|instead\s{1,2}of|(?:tomorrow|today|yesterday|i\.e\.),?)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
 
 /** An age over 89 in words in Spanish, Portuguese, French, German or Italian, before the word for years. */
 const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)`;
@@ -896,6 +896,10 @@ const YEAR_WORDS =
 const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 
 /** What stands before a day of the month said on its own: "on the", "Thursday the", "yesterday the". */
+/** A month and a day, slashed: "12/02", "2/7". */
+const MONTH_DAY = String.raw`(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])`;
+/** What joins the items of a list: ", ", ", and ", " and ". */
+const LIST_JOIN = String.raw`(?:,\s{1,2}(?:and\s{1,2})?|\s{1,2}and\s{1,2})`;
 const DAY_OF_MONTH_LEAD = String.raw`(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|yesterday|today|tomorrow),?\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of)\s{1,2})the\s{1,2}`;
 
 /** A schedule's day, not someone's: "billing runs on the 1st", "on the 1st of each month". */
@@ -1776,6 +1780,18 @@ const detectors: readonly Detector[] = [
     ),
     veto: isSystemEventDate,
   },
+  // A month and a day with a time of day: "Appt 12/02 at 8:00", "04/02 10:30", "VM 11/20 4:12pm"
+  // (not a chat line's bracketed stamp, "[10/07 9:14]", nor a score, "pain 7/10 at 9:00"); and each
+  // of three or more in a list ("2/3, 2/5, 2/7, 2/10"; not ratings out of one number, "3/5, 4/5, 5/5").
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<![\w/\-.[]|\[\s|\b(?:pain|scores?|scored|rated|rating|scale|level|grade|ratio)\s{1,2})${MONTH_DAY}(?=,?\s{1,2}(?:at\s{1,2})?(?:[01]?\d|2[0-3])(?::[0-5]\d(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\w:]))|${AT_DIGIT}(?<![\w/\-.])${MONTH_DAY}(?![\w/\-]|\.\d)(?:(?=(?:${LIST_JOIN}${MONTH_DAY}){2}(?![\w/\-]|\.\d))|(?<=${MONTH_DAY}${LIST_JOIN}${MONTH_DAY}${LIST_JOIN}${MONTH_DAY})|(?<=${MONTH_DAY}${LIST_JOIN}${MONTH_DAY})(?=${LIST_JOIN}${MONTH_DAY}(?![\w/\-]|\.\d)))`,
+      "gi",
+    ),
+    veto: isRatingList,
+  },
   // HL7 timestamps: "20240305081500" (a date and a time of day, 12 or 14 digits).
   {
     kind: "date",
@@ -2266,6 +2282,33 @@ function collect(detector: Detector, text: string, found: Claim[]): void {
  */
 const SYSTEM_EVENT_BEFORE =
   /(?:\b(?:releas(?:e[sd]?|ing)(?!\s{1,2}from)|deploy(?:s|ed|ing|ment)?|ship(?:s|ped|ping)?|merged|rolled\s{1,2}back|rollback|deprecat(?:e[sd]?|ing|ion)|sunset(?:s|ting)?|deadline|maintenance|code\s{1,2}freeze|freeze|froze|frozen|go[\s-]live|postmortem|post-mortem|outage|incident|downtime|migration|spec|contract|cutover|launch(?:e[sd]|ing)?|sprint|retro(?:spective)?|demo|stand-?up|kickoff|Thanksgiving|Christmas|New\s{1,2}Year['’]s|Easter|holidays?|closed|skips?|supersed(?:e[sd]?|ing)|(?:last\s{1,2})?modified|lastUpdated|notAfter|notBefore|LTS|EOL|build|d[ée]ploiement|mise\s{1,2}en\s{1,2}production|wartung\w*|zertifikat\w*|lanzamiento|despliegue|implanta[cç][aã]o|lan[cç]amento|manuten[cç][aã]o|(?:cert(?:ificate)?|TLS|SSL|token|domain|key|licen[cs]e)s?\b(?:[^.\n]|\.(?=\S)){0,40}?\b(?:expires?|expiry|expiration|renews?))\b|(?:^|:\s{0,2})#{1,6}\s{0,2}\[?v?\d{1,4}(?:\.\d{1,4}){1,3}\]?\s{0,2}[-–—])(?:(?!\b(?:visit|appt|appointment|admi\w*|discharg\w*|surgery|born|dob|birth\w*|seen|died|death|patient|pt|her|his|she|he)\b)(?:[^.\n;]|\.(?=\d))){0,40}?(?![\s\S])/im;
+
+/** The list of slashed numbers around a position: "3/5, 4/5, 5/5". */
+const SLASHED_LIST = /\d{1,2}\/\d{1,2}(?:(?:,\s{1,2}(?:and\s{1,2})?|\s{1,2}and\s{1,2})\d{1,2}\/\d{1,2})+/g;
+
+/** A common fraction: "1/2", "3/4", "2/3". */
+const isFraction = (value: string) => {
+  const [top = 0, bottom = 0] = value.split("/").map(Number);
+  return top < bottom && bottom <= 4;
+};
+
+/**
+ * Ratings out of one number, "3/5, 4/5, 5/5", and fractions, "1/2, 1/4 and 3/4", not dates: the
+ * list a match is in has one day for all, or only fractions; a fraction alone is one too.
+ */
+function isRatingList(text: string, match: RegExpExecArray): boolean {
+  const from = Math.max(0, match.index - 60);
+  const around = text.slice(from, match.index + 60);
+  SLASHED_LIST.lastIndex = 0;
+  for (let list = SLASHED_LIST.exec(around); list !== null; list = SLASHED_LIST.exec(around)) {
+    const at = from + list.index;
+    if (at <= match.index && match.index < at + list[0].length) {
+      const items = list[0].match(/\d{1,2}\/\d{1,2}/g) ?? [];
+      return new Set(items.map((item) => item.split("/")[1])).size === 1 || items.every(isFraction);
+    }
+  }
+  return isFraction(match[0]);
+}
 
 /** The days of each month, February's in a leap year (no other year to know it by). */
 const MONTH_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

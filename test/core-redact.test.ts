@@ -555,6 +555,12 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // A month and a day with a time of day, or in a list of three or more; not a score, a
+    // fraction or ratings out of one number.
+    [
+      "Appt for Ana 12/02 at 8:00, schedule: 2/3, 2/5, 2/7, 2/10. ratings 3/5, 4/5, 5/5. pain 7/10 at 9:00, take 1/2 at 9pm, LMP 8/22",
+      "Appt for [NAME] [DATE] at 8:00, schedule: [DATE], [DATE], [DATE], [DATE]. ratings 3/5, 4/5, 5/5. pain 7/10 at 9:00, take 1/2 at 9pm, LMP [DATE]",
+    ],
     // A care event's date label takes a month and a day without a year (not a fraction); an age's
     // label may say its unit.
     [
