@@ -555,6 +555,12 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // A lower-case name that opens its line or is asked, with a team, a site or a role in brackets;
+    // not a word that lands in a team's queue.
+    [
+      "sunny (the night RN on 4 west) says hi\nchase from IT said no\nask pat in billing; the message lands in the billing queue",
+      "[NAME] (the night RN on 4 west) says hi\n[NAME] from IT said no\nask [NAME] in billing; the message lands in the billing queue",
+    ],
     // A month and a day with a time of day, or in a list of three or more; not a score, a
     // fraction or ratings out of one number.
     [

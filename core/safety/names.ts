@@ -561,6 +561,19 @@ const ADDRESSING = wordSet("ask asked tell told ping pinged thanks thx ty cc");
 /** A post on a team, after "on", "at", "from", "in": "the night shift", "the front desk", "billing". */
 const POST =
   /^[ \t]{1,2}(?:the[ \t]{1,2})?(?:front[ \t]{1,2}desk|night[ \t]{1,2}shift|day[ \t]{1,2}shift|evening[ \t]{1,2}shift|billing|scheduling|registration|triage|intake[ \t]{1,2}desk|call[ \t]{1,2}center)\b/i;
+/**
+ * A team or a site, after "from", "in" or "at": "IT", "ops", "the lab", "the Ridgeview site". Only
+ * after a name that opens its line or is asked ("chase from IT said…", "ask pat in billing"): after
+ * any word, "lands in the billing queue" would do.
+ */
+const TEAM =
+  /^[ \t]{1,2}(?:IT|HIM|[Oo]ps|[Bb]illing|[Pp]harmacy|[Rr]adiology|[Nn]ursing|[Cc]ompliance|the[ \t]{1,2}lab|the[ \t]{1,2}\p{Lu}[\p{L}'’-]{1,20}[ \t]{1,2}(?:site|office|clinic|campus|branch|location))\b/u;
+/**
+ * A person's role or relation in brackets after a name: "sunny (the night RN on 4 west)", "faith
+ * (triage nurse)", "rose (patient, 34)".
+ */
+const ROLE_IN_BRACKETS =
+  /^[ \t]{1,2}\((?:the[ \t]{1,2}|our[ \t]{1,2}|a[ \t]{1,2})?(?:[\p{L}-]{2,12}[ \t]{1,2}){0,2}?(?:rn|nurse|ma|np|pa|md|doctor|patient|pt|caregiver|intern|tech|technician|coordinator|manager|scheduler|receptionist|pharmacist|therapist|aide|cna|lpn|resident|fellow|attending|chaplain|worker|daughter|son|wife|husband|mom|dad|mother|father|sister|brother|grandson|granddaughter|niece|nephew)\b/iu;
 /** After "is": a person's whereabouts on a team ("Ivy is out today", "June is on PTO"). */
 const AWAY =
   /^is[ \t]{1,2}(?:out|off|covering|on[ \t]{1,2}(?:PTO|pto|call|vacation|leave|nights|days)|(?:still[ \t]{1,2})?(?:updating|working|handling|reviewing|fixing|testing|debugging|leading|running|hunting|owning|investigating|migrating)|the[ \t]{1,2}(?:new[ \t]{1,2})?(?:charge[ \t]{1,2})?(?:nurse|doctor|intern|lead|manager|pharmacist|coordinator|on-call|one[ \t]{1,2}who))\b/;
@@ -594,6 +607,8 @@ function isSpaced(gap: string): boolean {
 }
 /** The words before a post on a team: "dawn on the night shift", "rose from the front desk". */
 const AT_POST = wordSet("on at from");
+/** What precedes a team or a site after a name: "chase from IT", "hunter in IT", "dawn at the Ridgeview site". */
+const AT_TEAM = wordSet("from in at");
 /** Determiners before a noun: "the guy at the front desk". */
 const DETERMINERS = wordSet("the a an this that our some any every");
 /** Possessives before a relative: "my husband raymond"; in the third person, "Rose and her husband". */
@@ -855,13 +870,22 @@ export function findNames(
   }
 
   // 3c". A lower-case name a list knows, at a post on a team: "rose from the front desk says…",
-  // "dawn on the night shift".
+  // "dawn on the night shift", "chase from IT", "pat in billing", "dawn at the Ridgeview site"; or
+  // with a role in brackets: "faith (triage nurse)".
   for (let i = 0; i + 1 < tokens.length; i++) {
     const token = tokens[i];
     const next = tokens[i + 1];
     if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised) continue;
-    if (!AT_POST.has(next.plain) || !isSpaced(next.gap) || token.text.length < 3) continue;
-    if (!POST.test(text.slice(next.end, next.end + 24)) || !vocab().names.has(fold(token.plain))) continue;
+    if (token.text.length < 3) continue;
+    const after = text.slice(next.end, next.end + 40);
+    // A team, or a role in brackets, only after a name that opens its line or is asked.
+    const opensLine = i === 0 ? opensMessage : /\n[ \t]*$/.test(token.gap);
+    const named = opensLine || ADDRESSING.has(tokens[i - 1]?.plain ?? "");
+    const posted =
+      isSpaced(next.gap) &&
+      ((AT_POST.has(next.plain) && POST.test(after)) || (named && AT_TEAM.has(next.plain) && TEAM.test(after)));
+    if (!posted && !(named && ROLE_IN_BRACKETS.test(text.slice(token.end, token.end + 48)))) continue;
+    if (!vocab().names.has(fold(token.plain))) continue;
     // "the guy at the front desk": a noun after a determiner.
     if (DETERMINERS.has(tokens[i - 1]?.plain ?? "")) continue;
     add(i, i + 1);
