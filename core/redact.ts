@@ -900,7 +900,7 @@ const MBI_LETTER = "[AC-HJKMNP-RT-Y]";
 const MONTH_DAY = String.raw`(?:0?[1-9]|1[0-2])\/(?:0?[1-9]|[12]\d|3[01])`;
 /** What joins the items of a list: ", ", ", and ", " and ". */
 const LIST_JOIN = String.raw`(?:,\s{1,2}(?:and\s{1,2})?|\s{1,2}and\s{1,2})`;
-const DAY_OF_MONTH_LEAD = String.raw`(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|yesterday|today|tomorrow),?\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of)\s{1,2})the\s{1,2}`;
+const DAY_OF_MONTH_LEAD = String.raw`(?:\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun),?\s{1,2}(?:the\s{1,2})?|\b(?:yesterday|today|tomorrow),?\s{1,2}the\s{1,2}|\b(?:on|from|to|until|till|since|by|before|after|of|admitted|discharged|seen|scheduled|rescheduled|reschedule|moved|booked|rebooked|cancell?ed|canceled|postponed|confirmed)\s{1,2}the\s{1,2})`;
 
 /** A schedule's day, not someone's: "billing runs on the 1st", "on the 1st of each month". */
 function isScheduleDay(text: string, match: RegExpExecArray): boolean {
@@ -1431,7 +1431,7 @@ const detectors: readonly Detector[] = [
     kind: "date",
     needs: "digit",
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=${DAY_OF_MONTH_LEAD})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|of\s(?:the|those|these|them|each|every|any))\b)`,
+      String.raw`${AT_DIGIT}(?<=${DAY_OF_MONTH_LEAD})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)\b(?!\s{1,2}(?:attempt|try|time|step|run|retry|day|week|floor|visit|call|page|line|row|column|one|shift|dose|round|place|grade|party|quarter|period|half|year|month|trimester|cycle|session|edition|birthday|of\s(?:the|those|these|them|each|every|any))\b)`,
       "gi",
     ),
     veto: isScheduleDay,
