@@ -558,8 +558,12 @@ describe("redact: examples", () => {
     // A day of the month after a weekday without "the", or after a verb of booking or of a stay;
     // not a floor, a dose or a shift.
     [
-      "Pt called Tue 3rd to cancel, rebooked Fri 6th. discharged the 19th. Mon 1st shift. scheduled the 2nd dose. booked the 3rd floor",
-      "Pt called Tue [DATE] to cancel, rebooked Fri [DATE]. discharged the [DATE]. Mon 1st shift. scheduled the 2nd dose. booked the 3rd floor",
+      "Pt called Tue 3rd to cancel, rebooked Fri 6th. discharged the 19th.",
+      "Pt called Tue [DATE] to cancel, rebooked Fri [DATE]. discharged the [DATE].",
+    ],
+    [
+      "Mon 1st shift. scheduled the 2nd dose. booked the 3rd floor",
+      "Mon 1st shift. scheduled the 2nd dose. booked the 3rd floor",
     ],
     // A lower-case name that opens its line or is asked, with a team, a site or a role in brackets;
     // not a word that lands in a team's queue.
