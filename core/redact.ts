@@ -1048,6 +1048,25 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
+  // A person's login after "user" and a space, as logs and admins write it ("login failed for user
+  // mwong", "SSO user jsalazar.md"): not a word ("user input", "user story") nor a system's account.
+  {
+    kind: "name",
+    needs: "handleKey",
+    pattern: rx(
+      String.raw`(?<=\b(?:for|SSO|sso|AD|ad|portal)\s{1,2}user\s{1,2})(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|unknown|me|you|patient|nurse|doctor|staff)\b)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
+    ),
+    veto: (_text, match) => isWord(match[1] ?? ""),
+  },
+  // A person's home directory: "/home/mbellweather/Downloads", "/Users/akoh/", "C:\Users\jdoe\" (not
+  // a machine's or a station's account: root, ubuntu, ec2-user, deploy, runner, dev, frontdesk…).
+  {
+    kind: "name",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?:\/(?:home|Users)\/|\b[A-Z]:\\Users\\)(?!(?:root|ubuntu|ec2-user|admin|administrator|deploy|app|apps|jenkins|git|gitlab-runner|runner|www-data|postgres|node|user|default|public|shared|centos|debian|vagrant|docker|azureuser|opc|circleci|travis|ci|build|builder|dev|developer|service|svc\w*|frontdesk\w*|front_desk\w*|reception\w*|kiosk\w*|station\w*|nurse\w*|lab\w*|clinic\w*|office\w*|staff\w*|me|you|username|\$USER|\$\{?USER\}?)(?=[\/\\]))([A-Za-z][A-Za-z0-9._\-]{1,30})(?=[\/\\])`,
+    ),
+  },
   // Two records joined into one: "merge 5502918 into 5502981" (the second is `collectSiblings`'s).
   {
     kind: "mrn",
@@ -2308,6 +2327,13 @@ function isRatingList(text: string, match: RegExpExecArray): boolean {
     }
   }
   return isFraction(match[0]);
+}
+
+/** A word of English or of the other languages the lists hold, which no login is taken for. */
+function isWord(value: string): boolean {
+  const { common, commonElsewhere, medical } = vocab();
+  const folded = fold(value);
+  return common.has(folded) || commonElsewhere.has(folded) || medical.has(folded);
 }
 
 /** The days of each month, February's in a leap year (no other year to know it by). */

@@ -555,6 +555,12 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // A login after "for user" or "SSO user", and a home directory's owner; not a word, not a
+    // machine's or a station's account.
+    [
+      "login failed for user mwong; SSO user jsalazar.md; for user story 12; /home/mbellweather/Downloads; /home/ubuntu/app; C:\\Users\\frontdesk\\AppData",
+      "login failed for user [NAME]; SSO user [NAME]; for user story 12; /home/[NAME]/Downloads; /home/ubuntu/app; C:\\Users\\frontdesk\\AppData",
+    ],
     // A day of the month after a weekday without "the", or after a verb of booking or of a stay;
     // not a floor, a dose or a shift.
     [
