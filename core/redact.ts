@@ -345,7 +345,7 @@ const labelledFamilies: readonly LabelledFamily[] = [
   {
     // Safe Harbor: ages over 89 are identifying.
     kind: "age",
-    label: String.raw`(?:age[ds]?|aged)(?:${_}(?:in${_})?(?:years?|yrs?))?${SEP}`,
+    label: `(?:age[ds]?|aged)(?:${_}(?:in${_})?(?:years?|yrs?))?${SEP}`,
     value: String.raw`(?:9\d|1[0-2]\d)(?!\d|\s{0,2}%)`,
   },
 ];
@@ -2776,9 +2776,9 @@ function decodedView(text: string): { decoded: string; origin: number[] } | null
   for (let k = 0; k < text.length; ) {
     origin.push(k);
     PERCENT_ESCAPE.lastIndex = k;
-    const escape = text.charCodeAt(k) === 37 ? PERCENT_ESCAPE.exec(text) : null;
-    if (escape !== null && escape.index === k) {
-      decoded += String.fromCharCode(Number.parseInt(escape[1] ?? "20", 16));
+    const percent = text.charCodeAt(k) === 37 ? PERCENT_ESCAPE.exec(text) : null;
+    if (percent !== null && percent.index === k) {
+      decoded += String.fromCharCode(Number.parseInt(percent[1] ?? "20", 16));
       k += 3;
     } else {
       decoded += spaces.has(k) ? " " : text.charAt(k);
