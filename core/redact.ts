@@ -1878,6 +1878,22 @@ const echoDetectors: readonly Detector[] = (["ssn", "mrn", "zip", "member_id", "
  * appears somewhere in the text, and only on what no other detector claimed.
  */
 const contextDetectors: ReadonlyArray<Detector & { cue: RegExp }> = [
+  // A phone number in a country's own format, with its trunk 0, where the text speaks of phones:
+  // "030 12345678", "098765 43210", "089 1234567-12", "044 668 18 00" (10 to 12 digits; the area
+  // code set off by a space or a slash, so an NDC code, "0169-4060-12", is none).
+  {
+    kind: "phone",
+    needs: "digit",
+    cue: /\b(?:phones?|mobiles?|cell(?:phone)?s?|tel|telephone|whatsapp|sms|handy|telefon\w*|tel[eé]fonos?|m[oó]vil|celular|portable|landline|stacjonarny|numer\s+telefonu)\b/i,
+    pattern: rx(
+      String.raw`(?<![\w+.\-/])0[1-9]\d{1,4}[ /]\d{2,8}(?:[ \-]\d{2,4}){0,3}(?![\w.\-/]|\s{0,2}(?:%|ms|mg|kg|rows?|items?|patients?|days?)\b)`,
+      "gi",
+    ),
+    keep: (value) => {
+      const digits = value.replace(/\D/g, "").length;
+      return digits >= 10 && digits <= 12 ? value.length : 0;
+    },
+  },
   {
     kind: "ssn",
     needs: "digit",

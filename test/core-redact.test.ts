@@ -555,6 +555,11 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // A phone in a country's own format where the text speaks of phones; not an NDC code.
+    [
+      "German patients' phone numbers look like 030 12345678; NDC 0169-4060-12 stays",
+      "German patients' phone numbers look like [PHONE]; NDC 0169-4060-12 stays",
+    ],
     // A login after "for user" or "SSO user", and a home directory's owner; not a word, not a
     // machine's or a station's account.
     [
