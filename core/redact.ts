@@ -1048,6 +1048,16 @@ const detectors: readonly Detector[] = [
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
   },
+  // Initials written for a person: "pt A.B. (mrn …)", "seen by Dr. L.O.", "RN on shift was K.M.", a
+  // signature's "— R.K.S.". Not an abbreviation everyone writes ("U.S.", "A.M.", "M.D.", "E.R.").
+  {
+    kind: "name",
+    needs: "always",
+    pattern: rx(
+      String.raw`(?:(?<=\b(?:pt|patient|Dr|Mr|Mrs|Ms|Mx|by|was|nurse|RN|NP|PA|MA|per|cc)\.?\s{1,2})|(?<=^[ \t]*[-—–~]{1,2}[ \t]?))(?!(?:U\.S|U\.K|E\.U|A\.M|P\.M|M\.D|D\.O|R\.N|N\.P|P\.A|E\.R|I\.V|P\.O|B\.I\.D|T\.I\.D|Q\.I\.D|Q\.D|D\.C|N\.Y|L\.A|S\.F|U\.N|E\.G|I\.E|A\.K\.A|N\.B|P\.S|O\.K|E\.T\.A|R\.S\.V\.P|Q\.A|A\.I|U\.I)\.)[A-Z]\.[A-Z]\.(?:[A-Z]\.)?(?![\w.])`,
+      "gm",
+    ),
+  },
   // A person's login after "user" and a space, as logs and admins write it ("login failed for user
   // mwong", "SSO user jsalazar.md"): not a word ("user input", "user story") nor a system's account.
   {

@@ -555,6 +555,11 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // Initials written for a person after a cue or as a signature; not an abbreviation.
+    [
+      "pt A.B. (mrn 00912374) keeps getting it; seen by Dr. L.O. today\n— R.K.S.\nby U.S. law, at A.M. rounds",
+      "pt [NAME] (mrn [MRN]) keeps getting it; seen by Dr. [NAME] today\n— [NAME]\nby U.S. law, at A.M. rounds",
+    ],
     // A phone in a country's own format where the text speaks of phones; not an NDC code.
     [
       "German patients' phone numbers look like 030 12345678; NDC 0169-4060-12 stays",
