@@ -1064,7 +1064,7 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "handleKey",
     pattern: rx(
-      String.raw`(?<=\b(?:for|SSO|sso|AD|ad|portal)\s{1,2}user\s{1,2})(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|unknown|me|you|patient|nurse|doctor|staff)\b)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
+      String.raw`\buser\s{1,2}(?<=\b(?:for|SSO|sso|AD|ad|portal)\s{1,2}user\s{1,2})(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|unknown|me|you|patient|nurse|doctor|staff)\b)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
     veto: (_text, match) => isWord(match[1] ?? ""),
   },

@@ -877,13 +877,14 @@ export function findNames(
     const next = tokens[i + 1];
     if (token === undefined || next === undefined || covered[i] === 1 || token.capitalised) continue;
     if (token.text.length < 3) continue;
-    const after = text.slice(next.end, next.end + 40);
     // A team, or a role in brackets, only after a name that opens its line or is asked.
-    const opensLine = i === 0 ? opensMessage : /\n[ \t]*$/.test(token.gap);
+    const opensLine = i === 0 ? opensMessage : token.gap.includes("\n") && /\n[ \t]*$/.test(token.gap);
     const named = opensLine || ADDRESSING.has(tokens[i - 1]?.plain ?? "");
+    const atPost = AT_POST.has(next.plain) && isSpaced(next.gap);
+    if (!atPost && !named) continue;
+    const after = text.slice(next.end, next.end + 40);
     const posted =
-      isSpaced(next.gap) &&
-      ((AT_POST.has(next.plain) && POST.test(after)) || (named && AT_TEAM.has(next.plain) && TEAM.test(after)));
+      (atPost && POST.test(after)) || (named && AT_TEAM.has(next.plain) && isSpaced(next.gap) && TEAM.test(after));
     if (!posted && !(named && ROLE_IN_BRACKETS.test(text.slice(token.end, token.end + 48)))) continue;
     if (!vocab().names.has(fold(token.plain))) continue;
     // "the guy at the front desk": a noun after a determiner.

@@ -324,12 +324,18 @@ const headerCells = (separator: string) =>
 /**
  * Commas; semicolons, as European spreadsheets write CSV; tabs, as a pasted table has them. With
  * commas, a header may follow a label on its line ("columns: last,first,dob"); with semicolons and
- * tabs, which prose is full of, only a header that starts its line is tried.
+ * tabs, which prose is full of, only a header that starts its line is tried. `tight` is what a
+ * header needs somewhere (a separator between two words, no space around it: prose's ", " is
+ * none), found before the header's pattern is tried.
  */
 const CSV_FORMATS = [
-  { separator: ",", header: new RegExp(String.raw`(?<=^|[\s:>\x60'"(])${headerCells(",")}`, "gm") },
-  { separator: ";", header: new RegExp(`^[ ]{0,8}${headerCells(";")}`, "gm") },
-  { separator: "\t", header: new RegExp(`^[ ]{0,8}${headerCells("\t")}`, "gm") },
+  {
+    separator: ",",
+    header: new RegExp(String.raw`(?<=^|[\s:>\x60'"(])${headerCells(",")}`, "gm"),
+    tight: /\w"?,"?[A-Za-z]/,
+  },
+  { separator: ";", header: new RegExp(`^[ ]{0,8}${headerCells(";")}`, "gm"), tight: /\w"?;"?[A-Za-z]/ },
+  { separator: "\t", header: new RegExp(`^[ ]{0,8}${headerCells("\t")}`, "gm"), tight: /\w"?\t"?[A-Za-z]/ },
 ] as const;
 type CsvFormat = (typeof CSV_FORMATS)[number];
 
@@ -514,6 +520,8 @@ function xmlElements(text: string, spans: SegmentSpan[]): void {
  */
 const FILE_NAME =
   /(?<![\p{L}\p{N}.-])((?:[\p{L}\p{N}]+[_\-.])+[\p{L}\p{N}]+)\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a)(?![\p{L}\p{N}])/giu;
+/** A document's extension somewhere in the text: what `FILE_NAME` needs, found without it. */
+const DOCUMENT_EXTENSION = /\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a)\b/i;
 /** A number a file's part names by its prefix: "acct55019283", "MRN00912374", "CLM55012983", "age94". */
 const FILE_NUMBER = /^(?:(acct|account|clm|claim)|(mrn|mr|chart|pt|pat|patient)|(mbr|member|sub)|(age))(\d+)$/i;
 /** A made-up person's file: a fixture's, a test's, a sample's. */
@@ -664,12 +672,12 @@ export function findSegmentIdentifiers(text: string): SegmentSpan[] {
   const spans: SegmentSpan[] = [];
   if (text.includes("|")) hl7(text, spans);
   if (text.includes("*")) x12(text, spans);
-  for (const format of CSV_FORMATS) if (text.includes(format.separator)) csv(text, spans, format);
+  for (const format of CSV_FORMATS) if (format.tight.test(text)) csv(text, spans, format);
   if (text.includes("|")) pipeTable(text, spans);
   if (text.includes("/") || text.includes("identifier")) fhir(text, spans);
   if (text.includes('"resourceType"') || text.includes('"family"') || text.includes('"given"')) fhirPerson(text, spans);
   if (text.includes("</")) xmlElements(text, spans);
-  if (text.includes(".")) fileNames(text, spans);
+  if (text.includes(".") && DOCUMENT_EXTENSION.test(text)) fileNames(text, spans);
   if (text.includes("INSERT") || text.includes("insert") || text.includes("Insert")) sqlInsert(text, spans);
   return spans;
 }
