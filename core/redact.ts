@@ -1360,11 +1360,15 @@ const detectors: readonly Detector[] = [
       "gi",
     ),
   },
-  // Clinical shorthand: "91M", "99 F", "94yo F" (the sex letter right after the age).
+  // Clinical shorthand: "91M", "99 F", "94yo F" (the sex letter right after the age; not a
+  // temperature, "temp 97 F"), and the other way round before a pause, as triage notes write it:
+  // "F 97, confused", "M93.".
   {
     kind: "age",
     needs: "digit",
-    pattern: rx(String.raw`(?<![\w\-.])(?:9\d|1[01]\d)\s?[MF](?![\w\-])`),
+    pattern: rx(
+      String.raw`(?<![\w\-.]|\b(?:temp|temperature|T|t)\s{0,2}:?\s{0,2})(?:9\d|1[01]\d)\s?[MF](?![\w\-])|${AT_DIGIT}(?<=(?<![\w\-.])[MF]\s?)(?:9\d|1[01]\d)(?=\s{0,2}[,;)]|\.(?!\d)|\s{1,2}(?:y\/?o|yrs?|years?)\b)`,
+    ),
   },
   // "a woman of 99", "a man of 93": an age after a person.
   {

@@ -555,6 +555,11 @@ describe("redact: examples", () => {
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"Kowalski, Adam",03/04/1950,02139,Dr. Ruiz,99215',
       'appt_id,patient,dob,zip,provider,cpt\nA-1001,"[NAME]",[DOB],[ZIP],Dr. [NAME],99215',
     ],
+    // An age before or after the sex letter, as triage notes write it; not a temperature.
+    [
+      "triage note: 'F 97, confused'; 91M with CHF; temp 97 F; Row F 97 seats",
+      "triage note: 'F [AGE], confused'; [AGE] with CHF; temp 97 F; Row F 97 seats",
+    ],
     // Initials written for a person after a cue or as a signature; not an abbreviation.
     [
       "pt A.B. (mrn 00912374) keeps getting it; seen by Dr. L.O. today\n— R.K.S.\nby U.S. law, at A.M. rounds",
