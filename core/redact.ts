@@ -1714,13 +1714,14 @@ const detectors: readonly Detector[] = [
     ),
   },
   // The city between an address and its state and ZIP without a comma, as OCR and forms print them:
-  // "[ADDRESS] PORTLAND ME [ZIP]", "[ADDRESS] Phoenix [ZIP]".
+  // "[ADDRESS] PORTLAND ME [ZIP]", "[ADDRESS] Phoenix [ZIP]"; not a product's acronym ("[ADDRESS]
+  // SMS [ZIP]", a fast-check counterexample).
   {
     kind: "address",
     needs: "placeholder",
     placeholders: true,
     pattern: rx(
-      String.raw`(?=\p{Lu})(?<=\[ADDRESS\]\s{1,2})(?:(?!(?:${STATE_NAMES}|${STATES}|${COUNTRIES})\b)\p{Lu}[\p{L}'’\-]*\p{L}(?:\s(?=\p{Lu}))?){1,3}(?=\s{1,2}(?:(?:${STATES})\s{1,2})?(?:\[ZIP\]|\d{5}(?:-\d{4})?\b))`,
+      String.raw`(?=\p{Lu})(?<=\[ADDRESS\]\s{1,2})(?!(?:SMS|MMS|MRN|SSN|DOB|NPI|EHR|EMR|API|URL|PDF|IVR|OTP|FAX|PHI|PII|HIPAA|FHIR|CSV|JSON|XML|SQL|SSO|MFA|CRM|ID|PO)\b)(?:(?!(?:${STATE_NAMES}|${STATES}|${COUNTRIES})\b)\p{Lu}[\p{L}'’\-]*\p{L}(?:\s(?=\p{Lu}))?){1,3}(?=\s{1,2}(?:(?:${STATES})\s{1,2})?(?:\[ZIP\]|\d{5}(?:-\d{4})?\b))`,
       "gu",
     ),
   },

@@ -890,7 +890,8 @@ describe("redact: properties", () => {
         },
       ),
       // Found by a run of this property: a number tagger that took a version after a label.
-      { numRuns: 300, examples: [[["SSN:", "Dr.", "SSN:", "1.2.3", "the"]]] },
+      // And a city's slot between an address and a ZIP holding an acronym.
+      { numRuns: 300, examples: [[["SSN:", "Dr.", "SSN:", "1.2.3", "the"]], [["[ADDRESS]", "SMS", "[ZIP]"]]] },
     );
   });
 
