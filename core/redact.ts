@@ -28,7 +28,7 @@ import { findNames } from "./safety/names.ts";
 import { type DigitFloor, digitFloor, digitsOf } from "./safety/digit-floor.ts";
 import { fold } from "./safety/fold.ts";
 import { numberCandidates, numberTagger } from "./safety/number-tagger.ts";
-import { findSegmentIdentifiers } from "./safety/segments.ts";
+import { DOCUMENT_EXTENSIONS, findSegmentIdentifiers } from "./safety/segments.ts";
 import { vocab } from "./safety/vocab.ts";
 
 export const identifierKinds = [
@@ -2626,8 +2626,10 @@ const PERSONAS = [
  * Hermes". Found from "named" or "called" (rare), then the thing before it; a list of up to ten.
  * Not a document's file name: "a file named CLM55012983_OKAFOR_EMEKA.x12" is named for a person.
  */
-const THING_NAMED =
-  /(?:named|called)(?<=\b(?:variables?|fields?|columns?|functions?|methods?|classes|class|tables?|files?|keys?|flags?|features?|queues?|topics?|channels?|branch(?:es)?|repos?|services?|endpoints?|bots?|agents?|loops?|workflows?|scripts?|jobs?|modules?|packages?|tests?|params?|parameters?|enums?|types?|models?|hosts?|servers?|databases?|buckets?|folders?|directories|directory|projects?|apps?|templates?|macros?|tags?|labels?|sheets?|tabs?)\s{1,2}(?:named|called))\s{1,2}(?!["'\x60]?[\p{L}\p{N}_.-]{1,120}\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|xml|json|txt|dcm|x12|edi|wav|mp3|m4a)(?![\p{L}\p{N}]))(["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?(?:,?\s{1,2}(?:(?:and|or)\s{1,2})?["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?){0,9})/gu;
+const THING_NAMED = new RegExp(
+  String.raw`(?:named|called)(?<=\b(?:variables?|fields?|columns?|functions?|methods?|classes|class|tables?|files?|keys?|flags?|features?|queues?|topics?|channels?|branch(?:es)?|repos?|services?|endpoints?|bots?|agents?|loops?|workflows?|scripts?|jobs?|modules?|packages?|tests?|params?|parameters?|enums?|types?|models?|hosts?|servers?|databases?|buckets?|folders?|directories|directory|projects?|apps?|templates?|macros?|tags?|labels?|sheets?|tabs?)\s{1,2}(?:named|called))\s{1,2}(?!["'\x60]?[\p{L}\p{N}_.-]{1,120}\.(?:${DOCUMENT_EXTENSIONS}|xml|json|txt)(?![\p{L}\p{N}]))(["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?(?:,?\s{1,2}(?:(?:and|or)\s{1,2})?["'\x60]?[\p{L}_][\p{L}\p{N}_.-]*["'\x60]?){0,9})`,
+  "gu",
+);
 /** A bot's name in configuration: `"bot_name": "Ava"`, `assistantName: 'Nora'`, `persona_name=Joy`. */
 const BOT_NAME_KEY =
   /\b(?:bot|assistant|agent|persona|avatar|voice)[_-]?name["']?\s{0,2}[:=]\s{0,2}["'“]?(\p{Lu}\p{Ll}+)/giu;
@@ -2783,6 +2785,13 @@ const PERCENT_ESCAPE = /%(2[0-9A-F]|[3-6][0-9A-F]|7[0-9A-E])/gi;
 /** A form's or a query string's token: keys and values joined by "=" and "&", where "+" is a space and "&" ends a value. */
 const FORM_TOKEN = /[^\s&=]+=[^\s&]*(?:&[^\s&=]+=[^\s&]*)+/g;
 
+/** Whether `text` holds a percent escape `decodedView` decodes. */
+function hasEscape(text: string): boolean {
+  if (!text.includes("%")) return false;
+  PERCENT_ESCAPE.lastIndex = 0;
+  return PERCENT_ESCAPE.test(text);
+}
+
 /**
  * The text as a form or a URL means it: percent escapes decoded ("Ana%20Lima", "5%2F17",
  * "ana%40mail.com") and, in a form's or a query string's token, "+" and "&" read as spaces
@@ -2791,9 +2800,7 @@ const FORM_TOKEN = /[^\s&=]+=[^\s&]*(?:&[^\s&=]+=[^\s&]*)+/g;
  * escapes in the text as written. Null when there is nothing to decode.
  */
 function decodedView(text: string): { decoded: string; origin: number[] } | null {
-  if (!text.includes("%")) return null;
-  PERCENT_ESCAPE.lastIndex = 0;
-  if (!PERCENT_ESCAPE.test(text)) return null;
+  if (!hasEscape(text)) return null;
   const spaces = new Set<number>();
   FORM_TOKEN.lastIndex = 0;
   for (let match = FORM_TOKEN.exec(text); match !== null; match = FORM_TOKEN.exec(text)) {
@@ -3205,7 +3212,7 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   let placed: number[] | null = null;
-  const escaped = decodedView(text) !== null;
+  const escaped = hasEscape(text);
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     // Escaped text is read whole in every pass: what a placeholder makes recognisable may be
     // spelled in escapes far from it, and reading it whole again is what a second redaction does.

@@ -509,7 +509,8 @@ function xmlElements(text: string, spans: SegmentSpan[]): void {
     const value = match[3] ?? "";
     const kind = tag.toLowerCase() === "name" ? null : columnKind(tag);
     if (kind === null || (kind === "age" && !OVER_89.test(value))) continue;
-    push(spans, kind, match.index + match[0].length - value.length - (match[1] ?? "").length - 3, value);
+    // The value starts right after the opening tag, which holds no ">".
+    push(spans, kind, match.index + match[0].indexOf(">") + 1, value);
   }
 }
 
@@ -518,12 +519,17 @@ function xmlElements(text: string, spans: SegmentSpan[]): void {
  * and ".", before a document's, an image's, a recording's or an export's extension (not a
  * configuration's: "payer_aetna.json"). Inside a URL the URL's detector reads it whole.
  */
-const FILE_NAME =
-  /(?<![\p{L}\p{N}.-])((?:[\p{L}\p{N}]+[_\-.])+[\p{L}\p{N}]+)\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a)(?![\p{L}\p{N}])/giu;
+export const DOCUMENT_EXTENSIONS = "pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a";
+const FILE_NAME = new RegExp(
+  String.raw`(?<![\p{L}\p{N}.-])((?:[\p{L}\p{N}]+[_\-.])+[\p{L}\p{N}]+)\.(?:${DOCUMENT_EXTENSIONS})(?![\p{L}\p{N}])`,
+  "giu",
+);
 /** A document's extension somewhere in the text: what `FILE_NAME` needs, found without it. */
-const DOCUMENT_EXTENSION = /\.(?:pdf|tiff?|jpe?g|png|heic|docx?|rtf|csv|xlsx?|hl7|dcm|x12|edi|wav|mp3|m4a)\b/i;
+const DOCUMENT_EXTENSION = new RegExp(String.raw`\.(?:${DOCUMENT_EXTENSIONS})\b`, "i");
 /** A number a file's part names by its prefix: "acct55019283", "MRN00912374", "CLM55012983", "age94". */
 const FILE_NUMBER = /^(?:(acct|account|clm|claim)|(mrn|mr|chart|pt|pat|patient)|(mbr|member|sub)|(age))(\d+)$/i;
+/** The kind `FILE_NUMBER`'s prefix group names, by the group's number. */
+const FILE_NUMBER_KINDS = [undefined, "account", "mrn", "member_id", "age"] as const;
 /** A made-up person's file: a fixture's, a test's, a sample's. */
 const MADE_UP_FILE = /test|sample|example|fake|dummy|fixture|mock|seed|synthetic|template/i;
 
@@ -555,19 +561,9 @@ function fileNames(text: string, spans: SegmentSpan[]): void {
       parts.push({ text: part, start: at, name });
       const number = FILE_NUMBER.exec(part);
       const digits = number?.[5] ?? "";
-      const kind: IdentifierKind | null =
-        number === null
-          ? null
-          : number[1] !== undefined
-            ? "account"
-            : number[2] !== undefined
-              ? "mrn"
-              : number[3] !== undefined
-                ? "member_id"
-                : OVER_89.test(digits)
-                  ? "age"
-                  : null;
-      if (kind !== null && (kind === "age" || digits.length >= 4))
+      const kind =
+        number === null ? undefined : FILE_NUMBER_KINDS[[1, 2, 3, 4].find((g) => number[g] !== undefined) ?? 0];
+      if (kind !== undefined && (kind === "age" ? OVER_89.test(digits) : digits.length >= 4))
         push(spans, kind, at + part.length - digits.length, digits);
       at += part.length + 1;
     }
