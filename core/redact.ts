@@ -27,6 +27,7 @@ import { HEALTH_ORGANIZATIONS } from "./safety/health-orgs.ts";
 import { findNames } from "./safety/names.ts";
 import { type DigitFloor, digitFloor, digitsOf } from "./safety/digit-floor.ts";
 import { fold } from "./safety/fold.ts";
+import { Literals, literalText, TextGrams } from "./safety/literal-floor.ts";
 import { numberCandidates, numberTagger } from "./safety/number-tagger.ts";
 import { DOCUMENT_EXTENSIONS, findSegmentIdentifiers } from "./safety/segments.ts";
 import { vocab } from "./safety/vocab.ts";
@@ -742,24 +743,21 @@ interface Facts {
   digit: boolean;
   /** How many digits the text holds, and its longest run of them: a pattern needing more is not run (`digit-floor.ts`). */
   digits: DigitFloor;
+  /** Which literals the text may hold: a pattern needing words it cannot hold is not run (`literal-floor.ts`). */
+  grams: TextGrams;
   at: boolean;
   web: boolean;
   /** A placeholder of an earlier pass is in the text. */
   placeholder: boolean;
   /** " dot " and " at ": worth looking for a spelled-out email address. */
   spelled: boolean;
-  /** "County" or "Parish". */
-  county: boolean;
   /** A key that can hold a city or a street: "city:", "street=". */
   addressKey: boolean;
-  /** "address:", "adresse:", "dirección:"… : worth looking for a whole postal line after it. */
-  postalLabel: boolean;
   /** "::" or many colons: worth looking for IPv6. */
   ipv6: boolean;
   /** Five colons or dashes: worth looking for a MAC address. */
   mac: boolean;
-  /** Words that can introduce digits read out: "zip is nine four…", "social is six one two…". */
-  zipWord: boolean;
+  /** Words that can introduce digits read out: "social is six one two…". */
   ssnWord: boolean;
   /** An English month name or abbreviation, any case. */
   monthWord: boolean;
@@ -767,20 +765,12 @@ interface Facts {
   readDigits: boolean;
   /** A four or a five in Spanish, Portuguese, French or German: see `DIGIT_WORD_ABROAD`. */
   readDigitsAbroad: boolean;
-  /** "ninety" or "hundred", any case: an age over 89 in words has one. */
-  ageWord: boolean;
-  /** An ordinal in words ("fourth", "twenty-first"), any case: a day of the month may be said so. */
-  ordinalWord: boolean;
   /** "noventa", "quatre-vingt"… and "años", "ans"…: an age over 89 in words in another language has both. */
   ageWordAbroad: boolean;
   /** "A1c", any case. */
   a1c: boolean;
-  /** "user", "login", "assignee", "owner" or "author", any case: a handle may follow. */
-  handleKey: boolean;
   /** A colon: a label can precede a value or a list. */
   colon: boolean;
-  /** "BIN", "PCN" or "RxG…": a pharmacy card's routing numbers. */
-  rxCard: boolean;
   /** "Rx", any case: a pharmacy card's routing numbers may be labelled. */
   rx: boolean;
   /** A clock's time ("14:02:11"), which logs print with their date. */
@@ -793,14 +783,6 @@ interface Facts {
   gherkin: boolean;
   /** "<", "* " or "-!-": a chat log's nick or event may follow. */
   chat: boolean;
-  /** "joined #": someone joined a channel. */
-  joined: boolean;
-  /** "mr ", "mr.", "mrs" or "mx" in any case ("mrn" is no title): a lower-case name may follow. */
-  mister: boolean;
-  /** A tracker's or a log's words for who did something (`TRACKER_KEYS`): a login follows. */
-  trackerKey: boolean;
-  /** A pull request's merge or a review, as GitHub writes them: a login follows. */
-  pullRequest: boolean;
 }
 
 interface Detector {
@@ -808,7 +790,7 @@ interface Detector {
   /** Global; the whole match is the value unless a capture group took part (then the first one, which ends the match). */
   pattern: RegExp;
   /** Cheap facts about the text that must hold before the pattern is worth running. */
-  needs: Exclude<keyof Facts, "digits"> | "always";
+  needs: Exclude<keyof Facts, "digits" | "grams"> | "always";
   /** How many leading characters of the value to redact (0 rejects the match): trims or vetoes. */
   keep?: (value: string) => number;
   /**
@@ -825,6 +807,8 @@ interface Detector {
   reach?: RegExp;
   /** The digits a match of `pattern` needs, read from it once (`digit-floor.ts`). */
   digits?: DigitFloor;
+  /** Literals one of which a match of `pattern` holds, read from it once (`literal-floor.ts`); null: none known. */
+  literals?: Literals | null;
 }
 
 /** How far before a match a detector's `reach` looks. */
@@ -1033,7 +1017,7 @@ const detectors: readonly Detector[] = [
   // The member's id on a pharmacy card, after its routing numbers: "RxBIN 610502 RxPCN MEDDPRIME ID 77214830900".
   {
     kind: "member_id",
-    needs: "rxCard",
+    needs: "always",
     pattern: rx(
       String.raw`(?<=\b(?:RxBIN|RxPCN|RxGRP|RxGrp|BIN|PCN)\b[^\n]{0,80}?\bID\s{0,2}[:#]?\s{0,2})(?=[A-Z0-9]{0,15}\d)[A-Z0-9]{6,16}(?![\w\-])`,
     ),
@@ -1043,7 +1027,7 @@ const detectors: readonly Detector[] = [
   // in a schema ("owner: string").
   {
     kind: "name",
-    needs: "handleKey",
+    needs: "always",
     pattern: rx(
       String.raw`\b(?:user(?:[_\-]?name|[_\-]?id)?|login|assignee|owner|author)(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?|\s{1,2}["'\x60])(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|undefined|true|false|unknown|string|number|boolean|int|integer|uuid|text|varchar|date\w*|timestamp|object|array|str|bool|me|you|patient|nurse|doctor|staff|frontdesk\w*|front_desk\w*|desk\w*|kiosk\w*|station\w*|team\w*|clinic\w*|intake\w*|reception\w*|scheduler\w*)\b)(?!(?:tok|run|loop|hlth)_)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
@@ -1062,7 +1046,7 @@ const detectors: readonly Detector[] = [
   // mwong", "SSO user jsalazar.md"): not a word ("user input", "user story") nor a system's account.
   {
     kind: "name",
-    needs: "handleKey",
+    needs: "always",
     pattern: rx(
       String.raw`\buser\s{1,2}(?<=\b(?:for|SSO|sso|AD|ad|portal)\s{1,2}user\s{1,2})(?!(?:admin|root|postgres|system|service|svc\w*|guest|anonymous|bot|api|ci|deploy\w*|test\w*|null|none|unknown|me|you|patient|nurse|doctor|staff)\b)([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
@@ -1090,7 +1074,7 @@ const detectors: readonly Detector[] = [
   // Not a common word ("mr clean"); "ms" and "dr" without a dot are units and drives too often.
   {
     kind: "name",
-    needs: "mister",
+    needs: "always",
     pattern: rx(
       String.raw`(?<![\p{L}\d])(?:[Mm]rs?|[Mm]x|MRS?)\.?[ \t]{1,2}(?!(?:de|del|la|las|los|van|von|der|den|da|di|du|le|st|bin|ibn|al|el)[ \t])(\p{Ll}[\p{Ll}'’\-]{1,30})(?![\p{L}\d'’\-])`,
       "gu",
@@ -1103,7 +1087,7 @@ const detectors: readonly Detector[] = [
   // word without a handle's marks ("created_by: default").
   {
     kind: "name",
-    needs: "trackerKey",
+    needs: "always",
     pattern: rx(
       String.raw`(?:by(?<=(?:^|[^\w\-])(?:[a-z]{3,12}ed[_\-])?by)|(?<![\w\-])(?:reviewers?|reporter|approver|requester|submitter))(?:["']?\s{0,2}[=:]\s{0,2}["'\x60]?)(?!(?:admin|root|system|service|svc|cron|jobs?|scheduler|worker|automation|webhook|sync|import|migration|api|ci|bot|null|none|unknown|string|asc|desc)(?:[_\-.\d][\w.\-]*)?(?![\w.\-])|[\w.\-]*bot(?![a-z]))([a-z][a-z0-9._\-]{2,30})(?![\w@.\-])`,
     ),
@@ -1116,7 +1100,7 @@ const detectors: readonly Detector[] = [
   // "review from svetlana-p:". Not a bot, nor a branch of the same repository ("from feature/fax-ocr").
   {
     kind: "name",
-    needs: "pullRequest",
+    needs: "always",
     pattern: rx(
       String.raw`(?:\bMerge pull request #\d{1,7} from |\breview from )(?![\w.\-]*bot(?![a-z])|(?:feature|feat|fix|bugfix|hotfix|release|chore|main|master|develop|dev|refactor|docs|test|ci|build)\/)([A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){1,38})(?=[/:\s])`,
     ),
@@ -1126,7 +1110,7 @@ const detectors: readonly Detector[] = [
   // underscore inside, or digits at the end): "approved by finance" is no one; nor a bot's.
   {
     kind: "name",
-    needs: "trackerKey",
+    needs: "always",
     pattern: rx(
       String.raw`(?:by(?<=\b(?:opened|closed|created|updated|edited|approved|merged|assigned|reviewed|reported|requested|submitted|raised|filed|authored)\s{1,2}by)|\b(?:reviewers?|reporter|approver|requester|submitter))\s{1,2}@?(?![\w.\-]*bot(?![a-z])|github|sha\d)([a-z][a-z0-9]*(?:[._\-][a-z0-9]+){1,2}|[a-z]{2,}\d{1,4})(?![\w@.\-])`,
     ),
@@ -1154,7 +1138,7 @@ const detectors: readonly Detector[] = [
   },
   {
     kind: "name",
-    needs: "joined",
+    needs: "always",
     pattern: rx(String.raw`(?<![\w.@\-])([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t])?joined[ \t]#)`, "g"),
   },
   // A record's number asked for by what is in it: "pull labs for 7720019", "the chart of 00912374";
@@ -1251,7 +1235,7 @@ const detectors: readonly Detector[] = [
   // Five to nine digits read out after a ZIP or Social Security cue: "zip is nine four one one zero".
   {
     kind: "zip",
-    needs: "zipWord",
+    needs: "always",
     pattern: rx(
       String.raw`\b(?=${DIGIT_WORD})(?<=\b(?:zip|zip code|postal code)\b[^.\n]{0,40}?)${DIGIT_WORD}(?:[\s,\-]{1,3}${DIGIT_WORD}){4,8}\b`,
       "gi",
@@ -1471,7 +1455,7 @@ const detectors: readonly Detector[] = [
   },
   {
     kind: "date",
-    needs: "ordinalWord",
+    needs: "always",
     pattern: rx(
       String.raw`\bthe\s{1,2}(?<=${DAY_OF_MONTH_LEAD})(${ORDINAL_WORD})(?![\w\-])(?=\s{0,2}(?:[.,;:!?()"'”—–]|$)|\s{1,2}(?:at|and|or|but|for|to|in|so|when|then|after|before|because|until|[ap]\.?m\.?|morning|afternoon|evening|night|of\s{1,2}(?:${MONTH}|this|last|next)\b)\b)`,
       "gi",
@@ -1512,7 +1496,7 @@ const detectors: readonly Detector[] = [
   // Ages over 89 in words: "ninety-three year old", "she is ninety-nine", "[NAME], ninety-three".
   {
     kind: "age",
-    needs: "ageWord",
+    needs: "always",
     placeholders: true,
     pattern: rx(
       String.raw`\b(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\s(?:hundred)(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=[\s\-]{1,2}(?:years?|yrs?)\b|\s{0,2}(?:y\/?o)\b)|(?<=\b(?:(?:she['’]?s|he['’]?s|is|turns|turned|turning|aged?|pushing|(?:he|she|they)['’]ll\s{1,2}be|(?:he|she)\s{1,2}will\s{1,2}be)\s{1,2}(?:${NEARLY})?["“]?|age[ds]?\s{0,2}[:=]\s{0,2}|${PERSON_NOUN},\s{1,2})|\[NAME\],?\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)\b|(?<=\bat\s{1,2})(?:ninety(?:[\s\-](?:one|two|three|four|five|six|seven|eight|nine))?|(?:a|one)\shundred(?:\s(?:and\s)?(?:one|two|three|four|five|six|seven|eight|nine|ten))?)(?=\s{0,2}(?:[.,;!?)"”]|$)|,?\s{1,2}(?:she|he)\b)`,
@@ -1524,7 +1508,7 @@ const detectors: readonly Detector[] = [
   // 560038". Capitalised words, numbers and the small words of street names, up to the first other word.
   {
     kind: "address",
-    needs: "postalLabel",
+    needs: "always",
     pattern: rx(
       String.raw`\b(?:[Aa]ddress|ADDRESS|[Aa]ddr|[Aa]dresse?|ANSCHRIFT|[Aa]nschrift|[Dd]irecci[oó]n|[Dd]omicilio|[Ee]ndere[cç]o|[Mm]orada|[Ii]ndirizzo)(?:\s{1,2}(?:du|de|do|da|del)\s{1,2}\p{L}+)?\s{0,2}:\s{0,2}(?!\[)(${POSTAL_WORD}(?:(?:,\s{1,2}|\s{1,2}(?:-\s{1,2})?|\s{0,2}\/\s{0,2})${POSTAL_WORD}){1,15})`,
       "gu",
@@ -1693,7 +1677,7 @@ const detectors: readonly Detector[] = [
   // A county, a geographic subdivision smaller than a state.
   {
     kind: "address",
-    needs: "county",
+    needs: "always",
     pattern: rx(String.raw`\b\p{Lu}\p{Ll}{2,20}(?:\s\p{Lu}\p{Ll}{2,20})?\s(?:County|Parish)\b`, "gu"),
   },
   // A postcode right after an address already found ("[ADDRESS], 75019 Paris").
@@ -2162,22 +2146,13 @@ function countOf(text: string, char: string, atLeast: number): boolean {
   return false;
 }
 
-/** Keys a person's handle may follow (see the handle detector). */
-const HANDLE_KEYS = ["user", "login", "assignee", "owner", "author"];
-/** What a tracker or a log writes before who did something (see the detectors that follow it). */
-const TRACKER_KEYS = ["by", "reviewer", "reporter", "approver", "requester", "submitter"];
-
 /** The words `DIGIT_WORD` reads. */
 const DIGIT_WORDS = ["zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 /** Four and five in the languages of `DIGIT_WORD_ABROAD`: seven digits read out near always hold one (each word searched costs a pass over the text). */
 const DIGIT_WORDS_ABROAD = ["cinco", "cuatro", "quatro", "quatre", "fünf"];
 
-/** Words of the labels of a postal line, in lower case: "Address:", "Dirección:", "Endereço:". */
-const POSTAL_LABELS = ["addr", "adress", "anschrift", "direcci", "domicilio", "endere", "morada", "indirizzo"];
 const SSN_WORDS = ["social", "ssn", "security"];
 const BOT_WORDS = ["bot", "assistant", "persona", "agent", "avatar", "voice"];
-/** What every age over 89 in words holds, in English. */
-const AGE_WORDS = ["ninety", "hundred"];
 /** What an age over 89 in words in another language holds: a number word, and the word for years. */
 const AGE_WORDS_ABROAD = ["noventa", "cien", "cem", "cent", "quatre-vingt", "nonante", "neunzig", "hundert", "novanta"];
 const YEARS_ABROAD = ["años", "anos", " ans", "jahre", "anni"];
@@ -2197,25 +2172,10 @@ function holdsAtLeast(lower: string, words: readonly string[], count: number): b
 /**
  * What the text has that some detectors need, each found with one cheap search so that a text
  * without it skips their patterns (which cost far more than a search for a word): every fact is
- * true of every text one of its detectors can match.
+ * true of every text one of its detectors can match. The words a pattern needs are read from its
+ * source (`literal-floor.ts`, `grams`); a fact here says what a source cannot (seven number words,
+ * a month beside an ordinal) or costs less than the table.
  */
-/** What every ordinal word from first to thirty-first holds one of. */
-const ORDINAL_ROOTS = [
-  "first",
-  "second",
-  "third",
-  "fourth",
-  "fifth",
-  "sixth",
-  "seventh",
-  "eighth",
-  "ninth",
-  "tenth",
-  "eleventh",
-  "twelfth",
-  "teenth",
-  "tieth",
-];
 
 function factsOf(text: string): Facts {
   const digits = digitsOf(text);
@@ -2224,13 +2184,11 @@ function factsOf(text: string): Facts {
   return {
     digit: digits.digits > 0,
     digits,
+    grams: new TextGrams(lower.includes("ſ") ? literalText(text) : lower),
     at: text.includes("@"),
     web: text.includes("/") || lower.includes("www."),
     placeholder: text.includes("["),
     spelled: lower.includes("dot") && /[\s[(]dot[\s\])]/.test(lower) && /[\s[(]at[\s\])]/.test(lower),
-    county: text.includes("County") || text.includes("Parish"),
-    postalLabel: text.includes(":") && POSTAL_LABELS.some((label) => lower.includes(label)),
-    // Looked for from each ":" and "=" backwards: the key words from every position cost more.
     addressKey:
       (text.includes(":") || text.includes("=")) &&
       /[:=](?<=(?:city|town|street|addr|line[12]|house.?number|straat|huisnummer|plaats)\w*["']?\s{0,2}[:=])/i.test(
@@ -2238,41 +2196,38 @@ function factsOf(text: string): Facts {
       ),
     ipv6: text.includes("::") || countOf(text, ":", 6),
     mac: countOf(text, ":", 5) || countOf(text, "-", 5),
-    zipWord: lower.includes("zip") || lower.includes("postal"),
     ssnWord: SSN_WORDS.some((word) => lower.includes(word)) || (lower.includes("ss") && /\bss\b/.test(lower)),
     monthWord: MONTH_STEMS.some((stem) => lower.includes(stem)),
     readDigits: holdsAtLeast(lower, DIGIT_WORDS, 7),
     readDigitsAbroad: holdsAtLeast(lower, DIGIT_WORDS_ABROAD, 1),
-    ageWord: AGE_WORDS.some((word) => lower.includes(word)),
-    ordinalWord: ORDINAL_ROOTS.some((root) => lower.includes(root)),
     ageWordAbroad:
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
     a1c: lower.includes("a1c"),
     colon: text.includes(":"),
-    handleKey: HANDLE_KEYS.some((key) => lower.includes(key)),
-    rxCard: text.includes("BIN") || text.includes("PCN") || text.includes("RxG"),
     rx: lower.includes("rx"),
     clock: digits.run >= 2 && hasClockTime(text),
     named: text.includes("called") || text.includes("named"),
     bot: BOT_WORDS.some((word) => lower.includes(word)),
     gherkin: text.includes("Given") || text.includes("When") || text.includes("Then"),
     chat: text.includes("<") || text.includes("* ") || text.includes("-!-"),
-    joined: text.includes("joined #"),
-    mister:
-      (lower.includes("mr") && (lower.includes("mr ") || lower.includes("mrs") || lower.includes("mr."))) ||
-      lower.includes("mx"),
-    trackerKey: TRACKER_KEYS.some((key) => lower.includes(key)),
-    pullRequest: text.includes("Merge pull request #") || text.includes("review from "),
   };
 }
 
 const NO_DIGITS: DigitFloor = { digits: 0, run: 0 };
 const allDetectors: readonly Detector[] = [...earlyDetectors, ...detectors, ...echoDetectors, ...contextDetectors];
-for (const detector of allDetectors) detector.digits = digitFloor(detector.pattern.source);
+for (const detector of allDetectors) {
+  detector.digits = digitFloor(detector.pattern.source);
+  detector.literals = Literals.of(detector.pattern);
+}
 
 /** Every detector's pattern with the digits it was found to need, for the test that checks them. */
 export function detectorDigitFloors(): ReadonlyArray<readonly [RegExp, DigitFloor]> {
   return allDetectors.map((detector) => [detector.pattern, detector.digits ?? NO_DIGITS] as const);
+}
+
+/** Every detector's pattern with the literals it was found to need, for the test that checks them. */
+export function detectorLiteralFloors(): ReadonlyArray<readonly [RegExp, readonly string[] | null]> {
+  return allDetectors.map((detector) => [detector.pattern, detector.literals?.words ?? null] as const);
 }
 
 function applies(detector: Detector, facts: Facts): boolean {
@@ -2280,7 +2235,8 @@ function applies(detector: Detector, facts: Facts): boolean {
   return (
     facts.digits.digits >= needed.digits &&
     facts.digits.run >= needed.run &&
-    (detector.needs === "always" || facts[detector.needs])
+    (detector.needs === "always" || facts[detector.needs]) &&
+    facts.grams.mayHoldAny(detector.literals ?? null)
   );
 }
 
@@ -2636,15 +2592,43 @@ const BOT_NAME_KEY =
 /** Gherkin's steps at the start of a line: "Given a patient…", "Then Unsubscribe is sent". Tried where "Given", "When" or "Then" is. */
 const GHERKIN = /^[ \t]{0,8}(?:Given|When|Then|And|But)\b(?=[ \t])/gm;
 
+/**
+ * The literals each pattern of what is kept needs (`literal-floor.ts`): these lists run on every
+ * text, before any detector, and most texts hold none of their words.
+ */
+const KEPT_LITERALS = new Map<RegExp, Literals | null>();
+
+/** Whether a pattern of what is kept may match a text of these pairs and triples (always, without them). */
+function mayMatch(pattern: RegExp, grams: TextGrams | undefined): boolean {
+  if (grams === undefined) return true;
+  let literals = KEPT_LITERALS.get(pattern);
+  if (literals === undefined) {
+    literals = Literals.of(pattern);
+    KEPT_LITERALS.set(pattern, literals);
+  }
+  return grams.mayHoldAny(literals);
+}
+
+/** The patterns of what is kept that are skipped by their literals, for the test that checks them. */
+export function keptLiteralFloors(): ReadonlyArray<readonly [RegExp, readonly string[] | null]> {
+  return [FACILITY_WORD, PLACE_LIST, HEALTH_ORGS, ...NOT_PEOPLE, ...PROTECTED].map(
+    (pattern) => [pattern, Literals.of(pattern)?.words ?? null] as const,
+  );
+}
+
 /** Claims as kept what reads like a person's name and is not: facilities, health systems, `NOT_PEOPLE`, "A1c". */
 function collectNotPeople(text: string, facts: Facts, found: Claim[]): void {
-  collectFacilities(text, found);
-  if (facts.colon) collectPlaceLists(text, found);
+  if (mayMatch(FACILITY_WORD, facts.grams)) collectFacilities(text, found);
+  if (facts.colon && mayMatch(PLACE_LIST, facts.grams)) collectPlaceLists(text, found);
   HEALTH_ORGS.lastIndex = 0;
-  for (let match = HEALTH_ORGS.exec(text); match !== null; match = HEALTH_ORGS.exec(text)) {
+  for (
+    let match = mayMatch(HEALTH_ORGS, facts.grams) ? HEALTH_ORGS.exec(text) : null;
+    match !== null;
+    match = HEALTH_ORGS.exec(text)
+  ) {
     found.push({ kind: KEEP, start: match.index, end: match.index + match[0].length });
   }
-  for (const pattern of NOT_PEOPLE) claimNotPeople(pattern, text, found);
+  for (const pattern of NOT_PEOPLE) if (mayMatch(pattern, facts.grams)) claimNotPeople(pattern, text, found);
   if (facts.monthWord) claimNotPeople(MONTHS_NOT_PEOPLE, text, found);
   if (facts.a1c) claimNotPeople(A1C, text, found);
   if (facts.named) {
@@ -2677,8 +2661,8 @@ const PROTECTED_CLOCK = [
 /** The pharmacy routing numbers on a card (RxBIN, RxPCN, RxGRP), which name a plan, not a person. Tried where "Rx" is, in any case. */
 const PROTECTED_RX = /\bRx\s?(?:BIN|PCN|GRP|Group)\s{0,2}[:#]?\s{0,2}([A-Z0-9]{3,12})\b/gi;
 
-function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx">, found: Claim[]): void {
-  for (const pattern of PROTECTED) claimProtected(pattern, text, found);
+function collectProtected(text: string, facts: Pick<Facts, "clock" | "rx"> & Partial<Facts>, found: Claim[]): void {
+  for (const pattern of PROTECTED) if (mayMatch(pattern, facts.grams)) claimProtected(pattern, text, found);
   if (facts.clock) for (const pattern of PROTECTED_CLOCK) claimProtected(pattern, text, found);
   if (facts.rx) claimProtected(PROTECTED_RX, text, found);
   if (BUSINESS_WORD.test(text)) collectBusinessDocuments(text, found);

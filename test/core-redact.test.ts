@@ -3,12 +3,15 @@ import fc from "fast-check";
 import {
   containsIdentifiers,
   detectorDigitFloors,
+  detectorLiteralFloors,
   findIdentifiers,
   identifierKinds,
+  keptLiteralFloors,
   placeholder,
   redact,
 } from "../core/redact.ts";
 import { digitFloor, digitsOf } from "../core/safety/digit-floor.ts";
+import { Literals, literalFloor, literalText, TextGrams } from "../core/safety/literal-floor.ts";
 import { classifyCases, redactCases } from "../eval/safety/corpus.ts";
 
 const examples: ReadonlyArray<readonly [string, string]> = [
@@ -964,6 +967,116 @@ describe("redact: properties", () => {
       ),
       { numRuns: 50 },
     );
+  });
+});
+
+describe("redact: the words a detector needs", () => {
+  test.each([
+    [String.raw`\b(?:[Rr]ua|Calle)\s\d+`, ["rua", "calle"]],
+    [String.raw`(?<=\bpatient\s{1,2})\d{4}`, ["patient"]],
+    [String.raw`(?=\d)(?<!\bno\s)\d{4}`, null],
+    [String.raw`ab|\d`, null],
+    [String.raw`a\.?b`, ["ab", "a.b"]],
+    ["x+_asset", ["x_asset"]],
+    ["[a-z]+_asset", ["_asset"]],
+    [String.raw`[Pp]\.?\s?[Oo]\.?\s{0,2}[Bb][Oo][Xx]`, ["box"]],
+    ["(?:ab){2,}", ["abab"]],
+    [String.raw`Stra\u00DFe|Strasse`, ["stra"]],
+    ["(?:Mon|Tues)day|Ave?", ["av", "monday", "tuesday"]],
+    [String.raw`\x41BC|(?<n>xyz)`, ["abc", "xyz"]],
+    ["(?:first|second)?day", ["day"]],
+    ["[^a]bc|d*", null],
+  ] as const)("%s needs one of %j", (source, words) => {
+    const found = literalFloor(source);
+    expect(found === null ? null : [...found].sort()).toEqual(words === null ? null : [...words].sort());
+  });
+
+  test("a Unicode case-blind letter matches no ASCII letter the lower-cased text does not hold", () => {
+    for (let code = 128; code < 0x10000; code++) {
+      const char = String.fromCharCode(code);
+      for (const letter of "abcdefghijklmnopqrstuvwxyz") {
+        if (new RegExp(letter, "iu").test(char)) expect(literalText(char)).toBe(letter);
+      }
+    }
+  });
+
+  test("the table of pairs and triples answers for the literals a text holds, and forgets another text's", () => {
+    const words = new Literals(["calle", "rua", "st"]);
+    const first = new TextGrams(literalText("Vive en la CALLE 5"));
+    const second = new TextGrams(literalText("no street here"));
+    expect(first.mayHoldAny(words)).toBe(true);
+    expect(second.mayHoldAny(words)).toBe(true);
+    expect(second.mayHoldAny(new Literals(["calle", "rua"]))).toBe(false);
+    expect(first.mayHoldAny(new Literals(["rua"]))).toBe(false);
+    expect(first.mayHoldAny(null)).toBe(true);
+  });
+
+  /** Every match of every detector over `texts` lies in a text that holds one of its literals. */
+  function checkLiterals(texts: readonly string[]): number {
+    let matches = 0;
+    for (const [pattern, words] of [...detectorLiteralFloors(), ...keptLiteralFloors()]) {
+      if (words === null) continue;
+      const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+      for (const text of texts) {
+        global.lastIndex = 0;
+        if (!global.test(text)) continue;
+        matches++;
+        const lower = literalText(text);
+        if (!words.some((word) => lower.includes(word))) throw new Error(`/${pattern.source}/ matched in ${text}`);
+        if (!new TextGrams(lower).mayHoldAny(new Literals(words))) throw new Error(`the table missed ${words}`);
+      }
+    }
+    return matches;
+  }
+
+  test("no detector matches a text without one of the literals it was found to need, over the corpus", () => {
+    const texts = [...classifyCases("train"), ...redactCases("train")].map((item) => item.text);
+    const all = [...texts, ...texts.map((text) => text.toUpperCase()), ...examples.map(([input]) => input)];
+    expect(checkLiterals(all)).toBeGreaterThan(2_000);
+  });
+
+  test("nor over generated text of their words", () => {
+    let matches = 0;
+    const unit = fc.oneof(
+      fc.integer({ min: 0, max: 10 ** 6 }).map(String),
+      fc.constantFrom(..." -./:#()+,'’AEKMSZx\n[]^_ſK"),
+      fc.constantFrom(
+        "Apt ",
+        "Calle ",
+        "Rua ",
+        "Main St ",
+        "patient ",
+        "born ",
+        "[NAME] ",
+        "[ADDRESS], ",
+        "PO Box ",
+        "P.O. BOX ",
+        "County ",
+        "Jan ",
+        "the 3rd ",
+        "twenty-first ",
+        "ninety ",
+        "turns ",
+        "MRN ",
+        "^CA^",
+        "lives at ",
+        "12 Oak Street ",
+        "Apt 4B ",
+        "Calle Sol 12 ",
+        "she is 94 ",
+        "on the 3rd ",
+        "born 1931 ",
+        "Suite 200 ",
+        "turned 97 ",
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 60 }), (units) => {
+        matches += checkLiterals([units.join("")]);
+      }),
+      { numRuns: 300 },
+    );
+    expect(matches).toBeGreaterThan(50);
   });
 });
 
