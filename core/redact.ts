@@ -30,6 +30,7 @@ import { fold } from "./safety/fold.ts";
 import { Literals, literalText, TextGrams } from "./safety/literal-floor.ts";
 import { numberCandidates, numberTagger } from "./safety/number-tagger.ts";
 import { DOCUMENT_EXTENSIONS, findSegmentIdentifiers } from "./safety/segments.ts";
+import { spokenView } from "./safety/spoken.ts";
 import { vocab } from "./safety/vocab.ts";
 
 export const identifierKinds = [
@@ -149,7 +150,7 @@ const DOB_VALUE = `(?:${[
  * 20240307", "Botox session 3.7.24", "(0008,0020) 20240307"): a word of care or of time, a day of
  * the week, a DICOM date tag, or an earlier date of a list or a range ("[DATE], 3/5", "[DATE]–3/7").
  */
-const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study|adm|admit|readmit(?:ted)?|rtn|labs?|starting|em|il|przyjęty|przyjęta|wypisany|wypisana|deceduto|deceduta|verst\.?|fallecido|fallecida|falecido|falecida|s\/p|POD\s?#?\d{0,2}|LMP|given|passed|expected|review|week\s{1,2}of|instead\s{1,2}of|(?:tomorrow|today|yesterday|i\.e\.),?)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
+const DATE_CUE_BEFORE = String.raw`(?:(?:\b(?:on|appt|appointment|visits?|dos|date|dated|admitted|discharged|seen|scheduled|(?:rescheduled|moved|changed|pushed)\s{1,2}to|was|until|till|thru|through|since|due|tues?|wed|thurs?|fri|sat|sun|mon|monday|tuesday|wednesday|thursday|friday|saturday|sunday|says|shows?|reads|drawn|called|collected|resulted|post-op|clinic|thu|readmitted|delivered|born|faxed|colonoscopy|surgery|biopsy|infusion|procedure|d\/c|operaron|el|for|from|back|as|(?:return(?:ed)?|back)\s{1,2}by|sessions?|events?|stay|f\/u|follow-?up|study|adm|admit|readmit(?:ted)?|rtn|labs?|starting|em|il|przyjęty|przyjęta|wypisany|wypisana|deceduto|deceduta|verst\.?|fallecido|fallecida|falecido|falecida|s\/p|POD\s?#?\d{0,2}|LMP|given|passed|expected|review|booked|witnessed|interrogated|rcvd|received|triage|(?:positive|negative|pregnancy|covid|flu|strep)\s{1,2}test|(?:morning|evening|night|afternoon)\s{1,2}of|week\s{1,2}of|instead\s{1,2}of|(?:tomorrow|today|yesterday|i\.e\.),?)|\[DATE\](?:,|\s{1,2}(?:and|or|to|through|-)))\s{1,2}(?:(?:the|on|is|was|done)\s{1,2})?["']?|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day,\s{1,2}|\(00(?:08|10),00[23]\d\)\s{1,2}|\[DATE\][–-])`;
 
 /** An age over 89 in words in Spanish, Portuguese, French, German or Italian, before the word for years. */
 const AGE_ABROAD = String.raw`(?:noventa(?:\s{1,2}[ye]\s{1,2}\p{L}+)?|cien(?:to\s{1,2}\p{L}+)?|cem|cento(?:\s{1,2}e\s{1,2}\p{L}+|\p{L}+)?|quatre-vingt-(?:dix|onze|douze|treize|quatorze|quinze|seize)(?:-\p{L}+)?|nonante(?:-\p{L}+){0,2}|cent(?:\s{1,2}\p{L}+)?|(?:\p{L}+und)?neunzig|hundert\p{L}*|novanta\p{L}*)`;
@@ -1335,12 +1336,22 @@ const detectors: readonly Detector[] = [
       "giu",
     ),
   },
-  // "she's 101", "turns 100", "[NAME] (98)": a number over 89 where only an age fits.
+  // "she's 101", "turns 100", "im 91 btw", "grandpa's 94 this year", "mother alive at 95", "he's
+  // really 94": a number over 89 where only an age fits.
   {
     kind: "age",
     needs: "digit",
     pattern: rx(
-      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]m|is|was|turns|turned|turning|aged?|at age|age of)\s{1,2}(?:${NEARLY})?)(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)"”—–]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b|(?:she|he|they)\b))`,
+      String.raw`${AT_DIGIT}(?<=\b(?:she['’]?s|he['’]?s|they['’]re|i['’]?m|is|was|turns|turned|turning|aged?|at age|age of|${PERSON_NOUN}['’]s|(?:alive|living)\s{1,2}at)\s{1,2}(?:${NEARLY}|(?:really|actually|still|only|probably|easily)\s{1,2})?)(?:9\d|1[0-2]\d)(?=\s{0,2}(?:[.,;:!?)"”—–]|$|and\b|or\b|but\b|years?\b|yrs?\b|y\/?o\b|next\b|this\b|today\b|tomorrow\b|soon\b|last\b|in\b|on\b|now\b|too\b|btw\b|though\b|tho\b|(?:she|he|they)\b))`,
+      "gi",
+    ),
+  },
+  // A birthday's count: "we sang for Mr. [NAME]'s 95th today", "her 100th birthday".
+  {
+    kind: "age",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=(?:['’]s|\b(?:his|her|their|my))\s{1,2})(?:9\d|1[01]\d)(?:st|nd|rd|th)(?=\s{1,2}(?:birthday|bday|b-day|party|celebration)\b|\s{1,2}(?:today|yesterday|tomorrow)\b|\s{0,2}[.,;:!?)])`,
       "gi",
     ),
   },
@@ -1462,6 +1473,60 @@ const detectors: readonly Detector[] = [
     ),
     veto: isScheduleDay,
   },
+  // A day of the month said as a date is said, whatever comes before: "came in the 14th and again",
+  // "ICU through the 8th", "(the 6th)", "not the 31st", "the 19th?". Only before a pause or a
+  // small word: "the 3rd floor", "the 2nd reminder" and "the 5th percentile" are no dates; nor is
+  // a system's day ("the release goes out the 17th").
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<=\bthe\s{1,2})(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)(?![\w\-])(?=\s{0,2}(?:[.,;:!?)"'”—–]|$)|\s{1,2}(?:(?:and|or)(?!\s{1,2}(?:the\s{1,2})?\d{1,2}(?:st|nd|rd|th)\s{1,2}[a-z])|but|not|instead|through|thru|to|until|at|in|when|so|then|i\s{1,2}think|of\s{1,2}(?:this|last|next)\s{1,2}month)\b)`,
+      "gi",
+    ),
+    // Not an example quoted for a parser: "to understand 'the 3rd', 'next Tuesday'".
+    veto: (text, match) =>
+      isScheduleDay(text, match) ||
+      isSystemEventDate(text, match) ||
+      (/['"“‘]the\s{1,2}$/i.test(text.slice(Math.max(0, match.index - 6), match.index)) &&
+        /^['"”’]/.test(text.charAt(match.index + match[0].length))),
+  },
+  // A stay's or a course's days, a month and a day to a month and a day: "inpatient 3/11–3/15,
+  // SNF 3/15–4/2". Not a score's range ("pain 3/10-5/10"), a recipe's ("1/2-3/4 cup") nor a
+  // system's ("code freeze 03/13 – 03/14").
+  {
+    kind: "date",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<![\w/\-.[]|\[\s|\b(?:pain|scores?|scored|rated|rating|scale|level|grade|ratio)\s{1,2})(?:${MONTH_DAY}(?=\s{0,2}[–—-]\s{0,2}${MONTH_DAY}(?![\w/\-]|\.\d))|(?<=(?<![\w/\-.])${MONTH_DAY}\s{0,2}[–—-]\s{0,2})${MONTH_DAY}(?![\w/\-]|\.\d))(?!\s{1,2}(?:cups?|tabs?|tablets?|tsp|tbsp|inch(?:es)?|in|mg|ml|of|scale)\b)`,
+      "gi",
+    ),
+    veto: (text, match) => isRatingList(text, match) || isSystemEventDate(text, match),
+  },
+  // The last digits of a record, a plan's number, a card or an account: "MRN ends in 0448", "the
+  // member id ends in 5517", "visa ending in 4421", "acct ending 8812". Their kind is the one the
+  // sentence names before them; a card's or an account's otherwise.
+  ...(
+    [
+      ["mrn", String.raw`\b(?:mrn|mr#|chart|record|patient\s{1,2}id)\b`],
+      ["member_id", String.raw`\b(?:member|medicare|medicaid|policy|subscriber|insurance|plan)\b`],
+      ["account", null],
+    ] as const
+  ).map(
+    ([kind, named]): Detector => ({
+      kind,
+      needs: "digit",
+      pattern: rx(
+        String.raw`${AT_DIGIT}(?<=${named === null ? "" : `${named}[^.\n]{0,32}`}\b(?:ending|ends)\s{1,2}(?:in\s{1,2}|with\s{1,2})?)\d{4}(?![\w\-/]|\.\d)`,
+        "gi",
+      ),
+      // A year a thing ends in ("the contract ends in 2027") is no one's number.
+      veto: (text, match) =>
+        named === null &&
+        /^(?:19|20)\d\d$/.test(match[0]) &&
+        !/\b(?:card|visa|mastercard|amex|acct|account)\b/i.test(text.slice(Math.max(0, match.index - 48), match.index)),
+    }),
+  ),
   // A day and its month in the other languages patients write in, no year needed: "14 februari",
   // "3 lutego", "7. März", "3 марта", "15 окт.", "7 Ocak", "5 मार्च", "14/ene", "10月3日", "2025年3月8日".
   {
@@ -2812,24 +2877,43 @@ function decodedView(text: string): { decoded: string; origin: number[] } | null
 }
 
 /**
- * The first pass: the text as written, and as a form or a URL decodes it (`decodedView`), where
- * "Ana%20Lima" is a name and "5%2F17" a date. What the decoded text adds is mapped back onto the
- * escapes that spell it.
+ * The first pass: the text as written, as a form or a URL decodes it (`decodedView`), where
+ * "Ana%20Lima" is a name and "5%2F17" a date, and with numbers read out in digits (`spoken.ts`),
+ * where "six oh six harmon avenue" is an address. What a view adds is mapped back onto the
+ * characters that spell it.
  */
-function scanWhole(text: string): IdentifierSpan[] {
-  const spans = scan(repairOcr(text), null);
+function scanWhole(text: string, spokenNumbers: boolean): IdentifierSpan[] {
+  let spans = scan(repairOcr(text), null);
   const view = decodedView(text);
-  if (view === null) return spans;
-  const { decoded, origin } = view;
+  if (view !== null) spans = mergeView(text, spans, scan(repairOcr(view.decoded), null), view.origin);
+  const spoken = spokenNumbers ? spokenView(text) : null;
+  if (spoken !== null) {
+    // Only what reads a run of number words is new: the rest the text as written says already.
+    const reads = (span: IdentifierSpan) => spoken.runs.some(([from, to]) => span.start < to && from < span.end);
+    spans = mergeView(text, spans, scan(spoken.text, null).filter(reads), spoken.origin);
+  }
+  return spans;
+}
+
+/**
+ * Spans found in a view of the text (decoded, or spoken numbers in digits) mapped back onto the
+ * text through `origin` (where each view character starts in it). A view's span replaces what it
+ * covers whole ("Ana" of "Ana%20Lima"); a span it only cuts into wins.
+ */
+function mergeView(
+  text: string,
+  spans: IdentifierSpan[],
+  found: readonly IdentifierSpan[],
+  origin: readonly number[],
+): IdentifierSpan[] {
   let merged = spans;
-  for (const span of scan(repairOcr(decoded), null)) {
+  for (const span of found) {
     const start = origin[span.start] ?? 0;
     const end = origin[span.end] ?? text.length;
-    // It replaces what it covers whole ("Ana" of "Ana%20Lima"); a span it only cuts into wins.
     const cut = merged.some(
       (other) => other.start < end && start < other.end && (other.start < start || other.end > end),
     );
-    if (cut) continue;
+    if (cut || end <= start) continue;
     merged = merged.filter((other) => !(other.start < end && start < other.end));
     merged.push({ kind: span.kind, start, end });
   }
@@ -3196,11 +3280,13 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   let placed: number[] | null = null;
-  const escaped = hasEscape(text);
+  // Escaped text, and text with numbers read out, is read whole in every pass (`scanWhole`).
+  const spokenNumbers = spokenView(text) !== null;
+  const escaped = spokenNumbers || hasEscape(text);
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    // Escaped text is read whole in every pass: what a placeholder makes recognisable may be
-    // spelled in escapes far from it, and reading it whole again is what a second redaction does.
-    let spans = placed === null || escaped ? scanWhole(current) : scanAround(current, placed);
+    // What a placeholder makes recognisable may be spelled in escapes or words far from it, and
+    // reading the text whole again is what a second redaction does.
+    let spans = placed === null || escaped ? scanWhole(current, spokenNumbers) : scanAround(current, placed);
     // The rules are done: the number tagger reads what they left, and the rules look again around what it takes.
     if (spans.length === 0) spans = findNumbers(current);
     if (spans.length === 0) break;

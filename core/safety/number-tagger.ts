@@ -78,7 +78,15 @@ export function numberCandidates(text: string): NumberCandidate[] {
     DIGIT.lastIndex = end;
     let digits = 0;
     for (let k = start; k < end && digits < 2; k++) if (isDigit(text.charCodeAt(k))) digits++;
-    if (digits >= 2 && !VERSION.test(text.slice(start, end))) out.push({ start, end });
+    // Not a version, nor versions side by side ("1.2.3 1.2.3", joined across the space as grouped digits are).
+    if (
+      digits >= 2 &&
+      !text
+        .slice(start, end)
+        .split(" ")
+        .every((part) => VERSION.test(part))
+    )
+      out.push({ start, end });
   }
   return out;
 }
