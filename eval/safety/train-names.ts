@@ -17,14 +17,15 @@
  * asked about at run time (scored by `isTaggerScored` and left by every rule): the lowest score at
  * which fewer out-of-writer non-name words are taken for names than `maxFalsePerThousand` of all
  * candidate words that are no name, so the tagger adds recall without eating the words a
- * builder's prompt is made of; then a threshold per candidate group spends the same budget.
+ * builder's prompt is made of; then a threshold per candidate group spends the same budget at one
+ * calibrated probability (`groupThresholdsOf`).
  *
  * `bun eval/safety/cv-redact.ts` measures the whole redactor the same way, writer by writer.
  *
  * Deterministic: the same corpus, vocabulary and settings give the same bytes.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { encodeWeights } from "../../core/safety/model.ts";
 import { findIdentifiers, type IdentifierSpan, placeholder, replaceSpans } from "../../core/redact.ts";
 import {
@@ -214,16 +215,14 @@ export function nameModelVersion(): string {
   const hash = createHash("sha256");
   hashTrainingFiles(hash, "redact");
   hash.update(readFileSync(vocabPath));
-  // The rules decide which words the tagger learns its threshold from, so they version it too.
-  for (const source of [
-    "safety/names.ts",
-    "safety/name-tagger.ts",
-    "safety/segments.ts",
-    "safety/health-orgs.ts",
-    "redact.ts",
-  ]) {
-    hash.update(readFileSync(new URL(`../../core/${source}`, import.meta.url)));
+  // The rules decide which words the tagger learns its threshold from, so they version it too;
+  // and so does this trainer.
+  const core = new URL("../../core/", import.meta.url);
+  const safety = readdirSync(new URL("safety/", core)).filter((file) => file.endsWith(".ts"));
+  for (const source of ["redact.ts", ...safety.sort().map((file) => `safety/${file}`)]) {
+    hash.update(source).update(readFileSync(new URL(source, core)));
   }
+  hash.update(readFileSync(new URL(import.meta.url)));
   hash.update(JSON.stringify(settings));
   return hash.digest("hex").slice(0, 16);
 }
@@ -243,67 +242,73 @@ export function thresholdOf(examples: readonly Example[], scores: readonly numbe
 }
 
 /**
- * Thresholds per candidate group that spend the same budget of false names where they buy the
- * most names: starting from none taken, the next false name is admitted in the group where it
- * brings the most name words with it (greedy, as for a knapsack of unit costs). A group with too
- * few examples to estimate its rate keeps the shared threshold.
+ * A group's scores calibrated (Platt scaling): the probability that a word scored `s` is a name is
+ * read as sigmoid(a·s + b), fitted by Newton's method to the group's out-of-writer scores.
+ */
+function calibrate(points: ReadonlyArray<{ s: number; name: boolean }>): readonly [number, number] {
+  let a = 1;
+  let b = 0;
+  for (let iteration = 0; iteration < 100; iteration++) {
+    let ga = 0;
+    let gb = 0;
+    // A small ridge keeps the step finite when a group is nearly separable.
+    let haa = 1e-3;
+    let hab = 0;
+    let hbb = 1e-3;
+    for (const { s, name } of points) {
+      const p = 1 / (1 + Math.exp(-(a * s + b)));
+      const error = p - (name ? 1 : 0);
+      const w = p * (1 - p);
+      ga += error * s;
+      gb += error;
+      haa += w * s * s;
+      hab += w * s;
+      hbb += w;
+    }
+    const det = haa * hbb - hab * hab;
+    const da = (hbb * ga - hab * gb) / det;
+    const db = (haa * gb - hab * ga) / det;
+    a -= da;
+    b -= db;
+    if (Math.abs(da) + Math.abs(db) < 1e-9) break;
+  }
+  return [a, b];
+}
+
+/**
+ * Thresholds per candidate group that spend the same budget of false names: each group's scores
+ * are calibrated into the probability that a word is a name (`calibrate`), and one probability,
+ * the lowest that keeps out-of-writer false names within the budget, is every group's cut. A word
+ * is taken where it is as likely a name as anywhere else, so a few words' scores moving cannot
+ * pour the budget from one group into another (the greedy split this replaces moved a group's
+ * threshold by 0.8 between two retrainings a rule apart; these move by 0.05). A group with too
+ * few examples to calibrate keeps the shared threshold.
  */
 export function groupThresholdsOf(examples: readonly Example[], scores: readonly number[], shared: number): number[] {
   const asked = examples.map((e, i) => ({ e, s: scores[i] ?? 0 })).filter(({ e }) => e.asked);
   const budget = falseBudget(examples);
-  const groups = Array.from({ length: CANDIDATE_GROUPS }, (_, g) => {
-    const mine = asked.filter(({ e }) => e.group === g);
-    return {
-      negatives: mine
-        .filter(({ e }) => !e.name)
-        .map(({ s }) => s)
-        .sort((a, b) => b - a),
-      positives: mine.filter(({ e }) => e.name).map(({ s }) => s),
-      taken: 0,
-    };
-  });
-  const small = (g: (typeof groups)[number]) => g.negatives.length < settings.minGroupNegatives;
-  // Groups too small to calibrate spend at the shared threshold first.
-  let spent = 0;
-  for (const g of groups) {
-    if (!small(g)) continue;
-    g.taken = g.negatives.filter((s) => s >= shared).length;
-    spent += g.taken;
-  }
-  const cut = (g: (typeof groups)[number], taken: number) => (g.negatives[taken] ?? Number.NEGATIVE_INFINITY) + 1e-6;
-  const found = (g: (typeof groups)[number], taken: number) => g.positives.filter((s) => s >= cut(g, taken)).length;
-  // Each step spends on the group whose next few false names buy the most names each: one false
-  // name at a time would stall on a plateau (the next one buys nothing, the fifth buys ten) and
-  // pour the budget into whichever group came first.
-  while (spent < budget) {
-    let best = -1;
-    let bestRate = 0;
-    let bestSteps = 0;
-    groups.forEach((g, k) => {
-      if (small(g)) return;
-      const base = found(g, g.taken);
-      for (let steps = 1; steps <= budget - spent && g.taken + steps <= g.negatives.length; steps++) {
-        const rate = (found(g, g.taken + steps) - base) / steps;
-        if (rate > bestRate) {
-          bestRate = rate;
-          best = k;
-          bestSteps = steps;
-        }
-      }
-    });
-    const chosen = groups[best];
-    if (chosen === undefined) break;
-    chosen.taken += bestSteps;
-    spent += bestSteps;
-  }
-  // Never worse than one threshold for all: that is a way of spending the same budget too.
-  const perGroup = groups.reduce(
-    (sum, g) => sum + (small(g) ? g.positives.filter((s) => s >= shared).length : found(g, g.taken)),
-    0,
+  const groups = Array.from({ length: CANDIDATE_GROUPS }, (_, g) =>
+    asked.filter(({ e }) => e.group === g).map(({ e, s }) => ({ s, name: e.name })),
   );
-  const oneForAll = groups.reduce((sum, g) => sum + g.positives.filter((s) => s >= shared).length, 0);
-  if (perGroup < oneForAll) return groups.map(() => shared);
-  return groups.map((g) => (small(g) ? shared : cut(g, g.taken)));
+  const small = (points: ReadonlyArray<{ name: boolean }>) =>
+    points.filter((point) => !point.name).length < settings.minGroupNegatives;
+  const fits = groups.map((points) => (small(points) ? null : calibrate(points)));
+  const cutsAt = (logit: number) => fits.map((fit) => (fit === null ? shared : (logit - fit[1]) / fit[0]));
+  const falseAt = (cuts: readonly number[]) =>
+    groups.reduce((sum, points, g) => sum + points.filter((p) => !p.name && p.s >= (cuts[g] ?? shared)).length, 0);
+  // The lowest probability (as log-odds) whose cuts stay within the budget: false names only fall as it rises.
+  let low = -30;
+  let high = 30;
+  for (let step = 0; step < 80; step++) {
+    const middle = (low + high) / 2;
+    if (falseAt(cutsAt(middle)) > budget) low = middle;
+    else high = middle;
+  }
+  const cuts = cutsAt(high);
+  // Never worse than one threshold for all: that is a way of spending the same budget too.
+  const found = (all: readonly number[]) =>
+    groups.reduce((sum, points, g) => sum + points.filter((p) => p.name && p.s >= (all[g] ?? shared)).length, 0);
+  return found(cuts) < found(groups.map(() => shared)) ? groups.map(() => shared) : cuts;
 }
 
 /** A tagger trained on `examples`, its threshold from one writer held out at a time among them. */

@@ -156,6 +156,8 @@ export function numberModelVersion(): string {
   for (const source of ["redact.ts", ...safety.sort().map((file) => `safety/${file}`)]) {
     hash.update(source).update(readFileSync(new URL(source, core)));
   }
+  // And this trainer: a change to how it learns is a new model.
+  hash.update(readFileSync(new URL(import.meta.url)));
   hash.update(JSON.stringify(settings));
   return hash.digest("hex").slice(0, 16);
 }
