@@ -207,6 +207,11 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["grandpa's 94 this year", "grandpa's [AGE] this year"],
   ["we sang for her 95th birthday", "we sang for her [AGE] birthday"],
   ["the clinic's 100th patient", "the clinic's 100th patient"],
+  // A login of an initial and a surname where logins are written; not a word that could spell one.
+  ["the export was run by gadeyemi at 22:03", "the export was run by [NAME] at 22:03"],
+  ["crontab owned by user dkowalski", "crontab owned by user [NAME]"],
+  ["TODO(rkapoor): drop this", "TODO([NAME]): drop this"],
+  ["the queue is owned by proxy", "the queue is owned by proxy"],
   ["zip code 946121187 without its dash", "zip code [ZIP] without its dash"],
   ["paciente de 94 años, prefiere llamadas", "paciente de [AGE], prefiere llamadas"],
   ["moved to Austin, TX 73301 last spring", "moved to [ADDRESS], TX [ZIP] last spring"],

