@@ -709,7 +709,13 @@ function isLoginShaped(text: string, token: Token): boolean {
   const after = text.charCodeAt(token.end);
   // Not a path's, an address's or a domain's part, nor a flag's.
   if (before === 47 || before === 64 || before === 92 || before === 45 || before === 95) return false;
-  if (after === 64 || after === 47 || after === 92 || after === 95 || (after === 46 && isWordCharAt(text, token.end + 1)))
+  if (
+    after === 64 ||
+    after === 47 ||
+    after === 92 ||
+    after === 95 ||
+    (after === 46 && isWordCharAt(text, token.end + 1))
+  )
     return false;
   return length >= 5 || text.charCodeAt(token.start - 1) === 46;
 }
