@@ -334,9 +334,16 @@ const labelledFamilies: readonly LabelledFamily[] = [
     kind: "vehicle",
     label: `(?:VIN|vehicle${_}id(?:entification${_}number)?|vehicle${_}(?:number|no\\.?)|licen[cs]e${_}plate|plate(?:${NO})?|placas?(?:\\s{1,2}mercosul)?|plaka(?:${_}ng${_}sasakyan)?|(?:plaque${_}d['’])?immatriculation|bi[eể]n${_}s[oố](?:${_}xe)?|kennzeichen|kenteken|matr[ií]cula|tag|reg(?:istration)?|car${_}(?:number|no\\.?|reg(?:istration)?))(?![a-z])${SEP}${STATE_PREFIX}`,
     value: String.raw`(?:[A-Z]{2}[\s\-]?\d{1,2}[\s\-]?(?:[A-Z]{1,3}[\s\-]?){1,2}\d{1,4}(?![\w\-])|(?=[A-Z0-9\s\-]{0,14}\d)[A-Z0-9]{1,4}(?:[\s\-][A-Z0-9]{1,5}){1,2}(?![\w\-])|${ID})`,
-    // A plate has no dot: "prod tag release-0.9.4" is a release.
+    // A plate has no dot: "prod tag release-0.9.4" is a release, "tag v2.4.0" a version.
     // Nor is a number alone: "DICOM tag (0010,0020)".
-    veto: (_text, _at, value) => value.includes(".") || /^\d+$/.test(value),
+    veto: (text, at, value) => {
+      const end = text.indexOf(value, at) + value.length;
+      return (
+        value.includes(".") ||
+        /^\d+$/.test(value) ||
+        (/(?:^|\s)v\d+$/i.test(value) && /^\.\d/.test(text.slice(end, end + 2)))
+      );
+    },
   },
   {
     kind: "zip",
@@ -1677,11 +1684,23 @@ const detectors: readonly Detector[] = [
     needs: "digit",
     pattern: rx(String.raw`\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z]\s?\d[ABCEGHJ-NPRSTV-Z]\d\b`),
   },
+  // A card's number with all but its last digits masked, as receipts, logs and statements print
+  // it: "xxxx-xxxx-xxxx-4471", "************8821", "5412 75** **** 4471", "card ending •••• 2210".
+  {
+    kind: "account",
+    needs: "digit",
+    pattern: rx(
+      String.raw`(?<![\w*•●])(?:(?:[xX*•●]{4}[\s\-]?){2,3}[xX*•●]{4}[\s\-]?|[xX*•●]{8,15}|\d{4}[\s\-]?\d{2}[xX*•●]{2}[\s\-]?[xX*•●]{4}[\s\-]?|[•●*]{4}\s)\d{4}(?![\w\-])`,
+    ),
+  },
+  // A flat, a suite, a unit or a building on its own ("Apt 4B", "Unit 12"), and PO boxes. A room
+  // only inside an address ("Building 4, Room 112, …", "Room 305, 2-11-4 Nishi-Shinjuku"): on its
+  // own a room number is a place in a hospital or an office ("Room 312"), not where someone lives.
   {
     kind: "address",
     needs: "digit",
     pattern: rx(
-      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|Room)\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\b[Pp]\.?\s?[Oo]\.?\s{0,2}[Bb][Oo][Xx]\s{0,3}\d{1,8}\b`,
+      String.raw`\b(?:[Aa]pt|[Aa]partment|APT|Suite|Ste|Unit|Bldg|(?<=\b(?:Building|Bldg|Hall|Block|Tower)\.?\s{1,2}[A-Za-z0-9\-]{1,6},\s{1,2})Room|Room(?=\.?\s{0,3}#?\s{0,2}[A-Za-z0-9\-]{1,8},\s{1,2}\d))\.?\s{0,3}#?\s{0,2}(?=[A-Za-z0-9\-]{0,8}\d)[A-Za-z0-9\-]{1,8}(?![\w\-])|\b[Pp]\.?\s?[Oo]\.?\s{0,2}[Bb][Oo][Xx]\s{0,3}\d{1,8}\b`,
     ),
   },
   // Streets named after their type ("9 Rue des Lilas", "6120 Camino Real"), Latin American
@@ -2465,6 +2484,8 @@ const PROTECTED = [
   /\bXX\*(\d{10})(?!\d)/g,
   // ICD-10-CM codes with their dot ("N18.3", "E11.65"): diagnosis codes, not identifiers.
   /(?<![\w.])[A-TV-Z]\d[0-9A-Z]\.[0-9A-Z]{1,4}(?![\w.])/g,
+  // A county's FIPS code ("County FIPS 55133"), five digits a ZIP's detectors would take.
+  /\bFIPS(?:\s{1,2}(?:code|county))?\s{0,2}[:#=]?\s{0,2}(\d{5})(?!\d)/gi,
   // Procedure codes said to be codes ("CPT 80053", "a code like 36415"); the pharmacy routing
   // numbers on a card are `PROTECTED_RX`.
   /(?=\d)(?<=\b(?:(?:CPT|HCPCS)(?:\s{1,2}codes?)?|(?:procedure|billing|claim)\s{1,2}codes?|codes?\s{1,2}like)\s{0,3}[:#]?\s{0,2})(\d{5})(?!\d)/gi,
@@ -3174,6 +3195,8 @@ function isAgeThreshold(text: string, start: number, end: number): boolean {
 /** A word no real name has, that builders put in made-up ones. */
 const DUMMY_NAME_WORD = /(?<![\p{L}])(?:test|sample|example|fake|dummy|placeholder)(?![\p{L}])/iu;
 
+/** A card's number masked but for its last four digits (`isDummy` keeps it an identifier). */
+const MASKED_CARD = /^[xX*•●\s\d-]*[xX*•●]{4}[\s-]?\d{4}$/;
 /** A test's value written as one: "TEST-MRN-0001", "XXX000000000", "fake", "sample", "pat-fixture-1", "mock-42". */
 const TEST_VALUE = /TEST|DEMO|SAMPLE|EXAMPLE|FAKE|DUMMY|FIXTURE|MOCK|X{3}/i;
 
@@ -3189,8 +3212,9 @@ function isDummy(kind: IdentifierKind, value: string): boolean {
   // A name that says it is made up: "Alex Sample", "Pat Example", "Test Patient".
   if (kind === "name") return DUMMY_NAME_WORD.test(value);
   if (kind === "email" || kind === "url" || kind === "ip" || kind === "address") return false;
-  // An address in a field of another kind ("^NET^[PHONE]^ama.k@example.com") is no test's.
-  if (TEST_VALUE.test(value) && !value.includes("@")) return true;
+  // An address in a field of another kind ("^NET^[PHONE]^ama.k@example.com") is no test's, nor a
+  // card masked to its last digits ("XXXXXXXXXXXX9921").
+  if (TEST_VALUE.test(value) && !value.includes("@") && !MASKED_CARD.test(value)) return true;
   const digits = value.replace(/\D/g, "");
   return (digits.length >= 6 && /^(\d)\1+$/.test(digits)) || (digits.length >= 12 && /^(\d\d)\1+$/.test(digits));
 }

@@ -212,6 +212,16 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["crontab owned by user dkowalski", "crontab owned by user [NAME]"],
   ["TODO(rkapoor): drop this", "TODO([NAME]): drop this"],
   ["the queue is owned by proxy", "the queue is owned by proxy"],
+  // A card masked but for its last digits; a room is no address on its own; a FIPS code, a
+  // version after "tag" and a place after a numbered clinic stay.
+  ["paid with card xxxx-xxxx-xxxx-4471 yesterday", "paid with card [ACCOUNT] yesterday"],
+  ["Receipt: VISA ************8821 AUTH ok", "Receipt: VISA [ACCOUNT] AUTH ok"],
+  ["card ending •••• 2210 was declined", "card ending [ACCOUNT] was declined"],
+  ["lab draw is Room 2140 on Level 2", "lab draw is Room 2140 on Level 2"],
+  ["Building 4, Room 318, 1 University Way", "Building 4, [ADDRESS], [ADDRESS]"],
+  ["County FIPS 55133 for the report", "County FIPS 55133 for the report"],
+  ["then tag it v2.4.0 tonight", "then tag it v2.4.0 tonight"],
+  ["Clinic 01 — Fairview, Clinic 02 — Hillcrest", "Clinic 01 — Fairview, Clinic 02 — Hillcrest"],
   ["zip code 946121187 without its dash", "zip code [ZIP] without its dash"],
   ["paciente de 94 años, prefiere llamadas", "paciente de [AGE], prefiere llamadas"],
   ["moved to Austin, TX 73301 last spring", "moved to [ADDRESS], TX [ZIP] last spring"],

@@ -828,7 +828,10 @@ export function findNames(
     const labelled = key || continued || role?.groups?.separator !== undefined;
     const titled = previous !== undefined && TITLE_CUE_WORDS.has(previous) && TITLE_CUE.test(before);
     const person = key || role !== null || titled || PERSON_CUE.test(before);
-    const greeted = (previous !== undefined && GREETING_WORDS.has(previous)) || /[-—–~]/.test(token.gap);
+    // A dash signs off after a word, not after a number: "Clinic 01 — Fairview" names a place.
+    const signed =
+      /[-—–~]/.test(token.gap) && !/\d[ \t]*[-—–~]/.test(text.slice(Math.max(0, token.start - 4), token.start));
+    const greeted = (previous !== undefined && GREETING_WORDS.has(previous)) || signed;
     // After a greeting or a sign-off, only a capitalised word: "-- dry-run" is a flag, not a name.
     if (!(person || (greeted && (token.capitalised || standing(token) === Standing.Strong) && GREETING.test(before))))
       continue;
