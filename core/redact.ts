@@ -779,6 +779,8 @@ interface Facts {
   a1c: boolean;
   /** A colon: a label can precede a value or a list. */
   colon: boolean;
+  /** Four masking characters in a row ("xxxx", "****", "••••"): a card's number may be masked. */
+  masked: boolean;
   /** "Rx", any case: a pharmacy card's routing numbers may be labelled. */
   rx: boolean;
   /** A clock's time ("14:02:11"), which logs print with their date. */
@@ -1688,7 +1690,7 @@ const detectors: readonly Detector[] = [
   // it: "xxxx-xxxx-xxxx-4471", "************8821", "5412 75** **** 4471", "card ending •••• 2210".
   {
     kind: "account",
-    needs: "digit",
+    needs: "masked",
     pattern: rx(
       String.raw`(?<![\w*•●])(?:(?:[xX*•●]{4}[\s\-]?){2,3}[xX*•●]{4}[\s\-]?|[xX*•●]{8,15}|\d{4}[\s\-]?\d{2}[xX*•●]{2}[\s\-]?[xX*•●]{4}[\s\-]?|[•●*]{4}\s)\d{4}(?![\w\-])`,
     ),
@@ -2261,6 +2263,9 @@ function holdsAtLeast(lower: string, words: readonly string[], count: number): b
  * a month beside an ordinal) or costs less than the table.
  */
 
+/** What every masked card's number holds: four masking characters in a row. */
+const MASK_RUN = /[xX*•●]{4}/;
+
 function factsOf(text: string): Facts {
   const digits = digitsOf(text);
   // Case-blind facts read the lower-case text: one copy, then searches for plain words.
@@ -2288,6 +2293,7 @@ function factsOf(text: string): Facts {
       YEARS_ABROAD.some((word) => lower.includes(word)) && AGE_WORDS_ABROAD.some((word) => lower.includes(word)),
     a1c: lower.includes("a1c"),
     colon: text.includes(":"),
+    masked: MASK_RUN.test(text),
     rx: lower.includes("rx"),
     clock: digits.run >= 2 && hasClockTime(text),
     named: text.includes("called") || text.includes("named"),
@@ -2904,16 +2910,46 @@ function decodedView(text: string): { decoded: string; origin: number[] } | null
  * characters that spell it.
  */
 function scanWhole(text: string, spokenNumbers: boolean): IdentifierSpan[] {
-  let spans = scan(repairOcr(text), null);
+  const spans = scan(repairOcr(text), null);
   const view = decodedView(text);
-  if (view !== null) spans = mergeView(text, spans, scan(repairOcr(view.decoded), null), view.origin);
-  const spoken = spokenNumbers ? spokenView(text) : null;
-  if (spoken !== null) {
-    // Only what reads a run of number words is new: the rest the text as written says already.
-    const reads = (span: IdentifierSpan) => spoken.runs.some(([from, to]) => span.start < to && from < span.end);
-    spans = mergeView(text, spans, scan(spoken.text, null).filter(reads), spoken.origin);
+  const decoded = view === null ? spans : mergeView(text, spans, scan(repairOcr(view.decoded), null), view.origin);
+  return spokenNumbers ? withSpoken(text, decoded) : decoded;
+}
+
+/**
+ * `spans` and what the text's numbers read out add (`spoken.ts`): the view in digits is read
+ * around each run only, a detector's reach either side (a long text with a few runs is not read
+ * twice), and only a span that reads a run is new.
+ */
+function withSpoken(text: string, spans: IdentifierSpan[]): IdentifierSpan[] {
+  const spoken = spokenView(text);
+  if (spoken === null) return spans;
+  const view = spoken.text;
+  const found: IdentifierSpan[] = [];
+  for (const [from, to] of aroundRuns(view, spoken.runs)) {
+    const opensMessage = from === 0 || view.charCodeAt(from - 1) === 10;
+    for (const span of scan(view.slice(from, to), null, opensMessage)) {
+      const start = span.start + from;
+      const end = span.end + from;
+      if (spoken.runs.some(([a, b]) => start < b && a < end)) found.push({ kind: span.kind, start, end });
+    }
   }
-  return spans;
+  return mergeView(text, spans, found, spoken.origin);
+}
+
+/** The stretches of `text` within `LATER_PASS_WINDOW` of each run, to whole words, merged where they overlap. */
+function aroundRuns(text: string, runs: ReadonlyArray<readonly [number, number]>): Array<readonly [number, number]> {
+  const windows: Array<[number, number]> = [];
+  for (const [start, end] of runs) {
+    let from = Math.max(0, start - LATER_PASS_WINDOW);
+    while (from > 0 && IN_WORD.test(text.charAt(from - 1))) from--;
+    let to = Math.min(text.length, end + LATER_PASS_WINDOW);
+    while (to < text.length && IN_WORD.test(text.charAt(to))) to++;
+    const last = windows[windows.length - 1];
+    if (last !== undefined && from <= last[1]) last[1] = to;
+    else windows.push([from, to]);
+  }
+  return windows;
 }
 
 /**
@@ -3304,13 +3340,18 @@ export function redact(text: string): string {
   if (typeof text !== "string") return "";
   let current = text;
   let placed: number[] | null = null;
-  // Escaped text, and text with numbers read out, is read whole in every pass (`scanWhole`).
+  // Numbers read out are read again in every pass, around their runs (`withSpoken`).
   const spokenNumbers = spokenView(text) !== null;
-  const escaped = spokenNumbers || hasEscape(text);
+  const escaped = hasEscape(text);
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    // What a placeholder makes recognisable may be spelled in escapes or words far from it, and
-    // reading the text whole again is what a second redaction does.
-    let spans = placed === null || escaped ? scanWhole(current, spokenNumbers) : scanAround(current, placed);
+    // Escaped text is read whole in every pass: what a placeholder makes recognisable may be
+    // spelled in escapes far from it, and reading it whole again is what a second redaction does.
+    let spans =
+      placed === null || escaped
+        ? scanWhole(current, spokenNumbers)
+        : spokenNumbers
+          ? withSpoken(current, scanAround(current, placed))
+          : scanAround(current, placed);
     // The rules are done: the number tagger reads what they left, and the rules look again around what it takes.
     if (spans.length === 0) spans = findNumbers(current);
     if (spans.length === 0) break;
