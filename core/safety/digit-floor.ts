@@ -11,8 +11,10 @@
  * character it matches is a digit (`\d`, `[0-9]`, `[1-9]`, `5`). Alternatives count their least,
  * a quantified atom its least repetition; an atom that may match nothing but non-digits breaks a
  * run. `test/core-redact.test.ts` checks both against every match every detector makes over the
- * corpus and over generated text.
+ * corpus and over generated text. The source is read by `regex-source.ts`, as `literal-floor.ts`'s.
  */
+
+import { type ClassItem, type Node, parseSource } from "./regex-source.ts";
 
 function isDigit(char: string | undefined): boolean {
   return char !== undefined && char >= "0" && char <= "9";
@@ -72,137 +74,58 @@ export interface DigitFloor {
 }
 
 export function digitFloor(source: string): DigitFloor {
-  let at = 0;
+  const floor = floorOf(parseSource(source));
+  return { digits: floor.read, run: floor.run };
+}
 
-  const alternation = (): Floor => {
-    let floor = sequence();
-    while (source[at] === "|") {
-      at++;
-      floor = either(floor, sequence());
+/** A class that matches digits only: `\d`, `[0-9]`, `[1-9]`, `[5]`. */
+function onlyDigits(items: readonly ClassItem[]): boolean {
+  return (
+    items.length > 0 &&
+    items.every((item) =>
+      item.type === "escape"
+        ? item.letter === "d"
+        : item.type === "char"
+          ? isDigit(item.value)
+          : isDigit(item.low) && isDigit(item.high),
+    )
+  );
+}
+
+function floorOf(node: Node): Floor {
+  switch (node.type) {
+    case "sequence":
+      return node.items.reduce((floor, item) => then(floor, floorOf(item)), EMPTY);
+    case "alternation":
+      return node.options.map(floorOf).reduce(either);
+    case "repeat": {
+      // Repeated its least number of times.
+      const atom = floorOf(node.atom);
+      if (node.least === 0) return atom.only ? EMPTY : BREAK;
+      let floor = atom;
+      for (let k = 1; k < node.least; k++) floor = then(floor, atom);
+      return floor;
     }
-    return floor;
-  };
-
-  const sequence = (): Floor => {
-    let floor = EMPTY;
-    while (at < source.length && source[at] !== "|" && source[at] !== ")") floor = then(floor, repeated(term()));
-    return floor;
-  };
-
-  /** An atom with the quantifier after it, if any, repeated its least number of times. */
-  const repeated = (atom: Floor): Floor => {
-    const char = source[at];
-    let least = 1;
-    if (char === "*" || char === "?") least = 0;
-    else if (char === "+") least = 1;
-    else if (char === "{") {
-      const bounds = /^\{(\d+)(?:,\d*)?\}/.exec(source.slice(at));
-      if (bounds === null) return atom;
-      at += bounds[0].length - 1;
-      least = Number(bounds[1]);
-    } else return atom;
-    at++;
-    if (source[at] === "?") at++;
-    if (least === 0) return atom.only ? EMPTY : BREAK;
-    let floor = atom;
-    for (let k = 1; k < least; k++) floor = then(floor, atom);
-    return floor;
-  };
-
-  const term = (): Floor => {
-    const char = source[at];
-    if (char === "(") {
-      at++;
+    case "group": {
       // A group counts; a look-ahead reads without consuming; a negative look-around or a
       // look-behind (which reads before the match) is only an assertion.
-      let kind: "group" | "ahead" | "assertion" = "group";
-      if (source[at] === "?") {
-        const head = source.slice(at, at + 3);
-        if (head.startsWith("?:")) at += 2;
-        else if (head.startsWith("?=")) {
-          at += 2;
-          kind = "ahead";
-        } else if (head.startsWith("?!")) {
-          at += 2;
-          kind = "assertion";
-        } else if (head === "?<=" || head === "?<!") {
-          at += 3;
-          kind = "assertion";
-        } else if (head.startsWith("?<")) at = source.indexOf(">", at) + 1;
-        else throw new Error(`digitFloor: unsupported group at ${at} of ${source}`);
-      }
-      const inner = alternation();
-      if (source[at] !== ")") throw new Error(`digitFloor: unbalanced group in ${source}`);
-      at++;
-      if (kind === "group") return inner;
-      return kind === "ahead" ? { ...EMPTY, read: inner.read, run: inner.run } : EMPTY;
+      const inner = floorOf(node.inner);
+      if (node.kind === "group") return inner;
+      return node.kind === "ahead" ? { ...EMPTY, read: inner.read, run: inner.run } : EMPTY;
     }
-    if (char === "[") return characterClass() ? DIGIT : BREAK;
-    if (char === "\\") return escaped();
-    at++;
-    if (char === "^" || char === "$") return EMPTY;
-    return isDigit(char) ? DIGIT : BREAK;
-  };
-
-  /**
-   * Steps over the escape at `at` whole (`\x39`, `\u{1F600}`, `\p{Lu}`, `\cA`; outside a class
-   * also `\k<name>` and a back-reference's digits) and says which letter it was.
-   */
-  const skipEscape = (inClass: boolean): string | undefined => {
-    const char = source[at + 1];
-    at += 2;
-    if (char === "x") at += 2;
-    else if (char === "u") at = source[at] === "{" ? source.indexOf("}", at) + 1 : at + 4;
-    else if (char === "p" || char === "P") at = source.indexOf("}", at) + 1;
-    else if (char === "c") at += 1;
-    else if (!inClass && char === "k") at = source.indexOf(">", at) + 1;
-    else if (!inClass && isDigit(char)) while (isDigit(source[at])) at++;
-    return char;
-  };
-
-  /** An escape outside a class: `\d` is a digit, `\b` and `\B` assert; the rest are skipped whole. */
-  const escaped = (): Floor => {
-    const char = skipEscape(false);
-    if (char === "d") return DIGIT;
-    return char === "b" || char === "B" ? EMPTY : BREAK;
-  };
-
-  /** `[…]`: whether everything it matches is a digit. */
-  const characterClass = (): boolean => {
-    at++;
-    const negated = source[at] === "^";
-    if (negated) at++;
-    let onlyDigits = true;
-    let empty = true;
-    while (at < source.length && source[at] !== "]") {
-      empty = false;
-      if (source[at] === "\\") {
-        if (skipEscape(true) !== "d") onlyDigits = false;
-        continue;
-      }
-      const low = source[at];
-      at++;
-      if (source[at] === "-" && source[at + 1] !== "]" && source[at + 1] !== undefined) {
-        at++;
-        let high: string | undefined = source[at];
-        if (high === "\\") {
-          // An escaped range end (`\x39`): not worth reading, so not surely a digit.
-          high = undefined;
-          skipEscape(true);
-        } else at++;
-        if (!(isDigit(low) && isDigit(high))) onlyDigits = false;
-        continue;
-      }
-      if (!isDigit(low)) onlyDigits = false;
-    }
-    if (source[at] !== "]") throw new Error(`digitFloor: unterminated class in ${source}`);
-    at++;
-    return !negated && !empty && onlyDigits;
-  };
-
-  const floor = alternation();
-  if (at !== source.length) throw new Error(`digitFloor: unbalanced ")" in ${source}`);
-  return { digits: floor.read, run: floor.run };
+    case "char":
+      return isDigit(node.value) ? DIGIT : BREAK;
+    case "class":
+      return !node.negated && onlyDigits(node.items) ? DIGIT : BREAK;
+    case "escape":
+      return node.letter === "d" ? DIGIT : BREAK;
+    case "boundary":
+    case "anchor":
+      return EMPTY;
+    case "any":
+    case "backreference":
+      return BREAK;
+  }
 }
 
 /** What `text` holds: its ASCII digits, and the longest run of them side by side. */

@@ -19,6 +19,8 @@
  * against every match it makes over the corpus and over generated text.
  */
 
+import { type ClassItem, type Node, parseSource } from "./regex-source.ts";
+
 /** Exact sets larger than this are given up: they grow as products do. */
 const MAX_STRINGS = 64;
 /** Requirements larger than this are given up: they would cost more to check than they spare. */
@@ -121,174 +123,63 @@ function char(value: string): Part {
 }
 
 export function literalFloor(source: string): readonly string[] | null {
-  let at = 0;
+  return simplest(best(partOf(parseSource(source))));
+}
 
-  const alternation = (): Part => {
-    let part = sequence();
-    while (source[at] === "|") {
-      at++;
-      part = either(part, sequence());
-    }
-    return part;
-  };
+/** A class's characters, when it is a short list of ASCII ones (`[Rr]`; not `['’]`: `’` is past ASCII). */
+function classPart(negated: boolean, items: readonly ClassItem[]): Part {
+  if (negated || items.length === 0) return UNKNOWN;
+  const chars = new Set<string>();
+  for (const item of items) {
+    if (item.type === "escape") return UNKNOWN;
+    if (item.type === "char") chars.add(item.value);
+    else
+      for (let code = item.low.charCodeAt(0); code <= item.high.charCodeAt(0) && chars.size <= 8; code++)
+        chars.add(String.fromCharCode(code));
+  }
+  if ([...chars].some((value) => value.charCodeAt(0) >= 128)) return UNKNOWN;
+  const lower = unique([...chars].map((value) => value.toLowerCase()));
+  return lower.length <= 8 ? exactly(lower) : UNKNOWN;
+}
 
-  const sequence = (): Part => {
-    let part = EMPTY;
-    while (at < source.length && source[at] !== "|" && source[at] !== ")") part = then(part, repeated(term()));
-    return part;
-  };
+/** An atom and its quantifier: once or more requires what the atom does; `?` adds the empty string. */
+function repeatPart(atom: Part, least: number, most: number): Part {
+  if (least === 0 && most === 1 && atom.exact !== null) return exactly(unique(["", ...atom.exact]));
+  if (least === 0) return UNKNOWN;
+  let part = atom;
+  for (let k = 1; k < least && k < 4; k++) part = then(part, atom);
+  // Repeated a fixed number of times (at most four, `then` above), the exact strings stand;
+  // otherwise the repetitions surely start and end as the atom does.
+  if (least === most && least < 4) return part;
+  return { exact: null, prefix: atom.prefix, suffix: atom.suffix, any: best(part) };
+}
 
-  /** An atom and its quantifier: once or more requires what the atom does; `?` adds the empty string. */
-  const repeated = (atom: Part): Part => {
-    const head = source[at];
-    let least = 1;
-    let most = 1;
-    if (head === "*") [least, most] = [0, Number.POSITIVE_INFINITY];
-    else if (head === "+") [least, most] = [1, Number.POSITIVE_INFINITY];
-    else if (head === "?") [least, most] = [0, 1];
-    else if (head === "{") {
-      const bounds = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(at));
-      if (bounds === null) return atom;
-      at += bounds[0].length - 1;
-      least = Number(bounds[1]);
-      most = bounds[2] === undefined ? least : bounds[3] === "" ? Number.POSITIVE_INFINITY : Number(bounds[3]);
-    } else return atom;
-    at++;
-    if (source[at] === "?") at++;
-    if (least === 0 && most === 1 && atom.exact !== null) return exactly(unique(["", ...atom.exact]));
-    if (least === 0) return UNKNOWN;
-    let part = atom;
-    for (let k = 1; k < least && k < 4; k++) part = then(part, atom);
-    // Repeated a fixed number of times (at most four, `then` above), the exact strings stand;
-    // otherwise the repetitions surely start and end as the atom does.
-    if (least === most && least < 4) return part;
-    return { exact: null, prefix: atom.prefix, suffix: atom.suffix, any: best(part) };
-  };
-
-  const term = (): Part => {
-    const head = source[at];
-    if (head === "(") {
-      at++;
-      let kind: "group" | "reads" | "assertion" = "group";
-      if (source[at] === "?") {
-        const marker = source.slice(at, at + 3);
-        if (marker.startsWith("?:")) at += 2;
-        else if (marker.startsWith("?=") || marker === "?<=") {
-          at += marker === "?<=" ? 3 : 2;
-          kind = "reads";
-        } else if (marker.startsWith("?!") || marker === "?<!") {
-          at += marker === "?<!" ? 3 : 2;
-          kind = "assertion";
-        } else if (marker.startsWith("?<")) at = source.indexOf(">", at) + 1;
-        else throw new Error(`literalFloor: unsupported group at ${at} of ${source}`);
-      }
-      const inner = alternation();
-      if (source[at] !== ")") throw new Error(`literalFloor: unbalanced group in ${source}`);
-      at++;
-      if (kind === "group") return inner;
+function partOf(node: Node): Part {
+  switch (node.type) {
+    case "sequence":
+      return node.items.reduce((part, item) => then(part, partOf(item)), EMPTY);
+    case "alternation":
+      return node.options.map(partOf).reduce(either);
+    case "repeat":
+      return repeatPart(partOf(node.atom), node.least, node.most);
+    case "group": {
+      const inner = partOf(node.inner);
+      if (node.kind === "group") return inner;
       // A positive look-around matches text that is there: what it holds, the text holds.
-      return kind === "reads" ? { ...EMPTY, any: best(inner) } : EMPTY;
+      return node.kind === "ahead" || node.kind === "behind" ? { ...EMPTY, any: best(inner) } : EMPTY;
     }
-    if (head === "[") return characterClass();
-    if (head === "\\") return escaped();
-    at++;
-    if (head === "^" || head === "$") return EMPTY;
-    if (head === ".") return UNKNOWN;
-    return char(head as string);
-  };
-
-  /** The character an escape stands for, when it stands for one (`\.`, `\x60`, `\u00DF`, `\t`); else null. */
-  const escapedChar = (inClass: boolean): string | null => {
-    const letter = source[at + 1] as string;
-    at += 2;
-    const hex = (digits: string) => String.fromCodePoint(Number.parseInt(digits, 16));
-    if (letter === "x") {
-      at += 2;
-      return hex(source.slice(at - 2, at));
-    }
-    if (letter === "u") {
-      if (source[at] === "{") {
-        const end = source.indexOf("}", at);
-        const value = hex(source.slice(at + 1, end));
-        at = end + 1;
-        return value;
-      }
-      at += 4;
-      return hex(source.slice(at - 4, at));
-    }
-    if (letter === "p" || letter === "P") {
-      at = source.indexOf("}", at) + 1;
-      return null;
-    }
-    if (letter === "c") {
-      at += 1;
-      return null;
-    }
-    if (!inClass && letter === "k") {
-      at = source.indexOf(">", at) + 1;
-      return null;
-    }
-    if (letter >= "0" && letter <= "9") {
-      while ((source[at] ?? "") >= "0" && (source[at] ?? "") <= "9") at++;
-      return null;
-    }
-    if ("dDwWsSbB".includes(letter)) return null;
-    if (letter === "t") return "\t";
-    if (letter === "n") return "\n";
-    if (letter === "r") return "\r";
-    if (letter === "f" || letter === "v") return null;
-    // Any other escaped character is itself: `\.`, `\-`, `\/`, `\\`, `\(`.
-    return letter;
-  };
-
-  const escaped = (): Part => {
-    const letter = source[at + 1];
-    const value = escapedChar(false);
-    if (letter === "b" || letter === "B") return EMPTY;
-    return value === null ? UNKNOWN : char(value);
-  };
-
-  /** `[…]`: its characters, when it is a short list of ASCII ones (`[Rr]`, `['’]` is not: `’` is past ASCII). */
-  const characterClass = (): Part => {
-    at++;
-    const negated = source[at] === "^";
-    if (negated) at++;
-    const chars = new Set<string>();
-    let known = !negated;
-    while (at < source.length && source[at] !== "]") {
-      let low: string | null;
-      if (source[at] === "\\") low = escapedChar(true);
-      else {
-        low = source[at] as string;
-        at++;
-      }
-      if (source[at] === "-" && source[at + 1] !== "]" && source[at + 1] !== undefined) {
-        at++;
-        let high: string | null;
-        if (source[at] === "\\") high = escapedChar(true);
-        else {
-          high = source[at] as string;
-          at++;
-        }
-        if (low === null || high === null) known = false;
-        else
-          for (let code = low.charCodeAt(0); code <= high.charCodeAt(0) && chars.size <= 8; code++)
-            chars.add(String.fromCharCode(code));
-        continue;
-      }
-      if (low === null) known = false;
-      else chars.add(low);
-    }
-    if (source[at] !== "]") throw new Error(`literalFloor: unterminated class in ${source}`);
-    at++;
-    if (!known || chars.size === 0 || [...chars].some((value) => value.charCodeAt(0) >= 128)) return UNKNOWN;
-    const lower = unique([...chars].map((value) => value.toLowerCase()));
-    return lower.length <= 8 ? exactly(lower) : UNKNOWN;
-  };
-
-  const part = alternation();
-  if (at !== source.length) throw new Error(`literalFloor: unbalanced ")" in ${source}`);
-  return simplest(best(part));
+    case "char":
+      return char(node.value);
+    case "class":
+      return classPart(node.negated, node.items);
+    case "boundary":
+    case "anchor":
+      return EMPTY;
+    case "escape":
+    case "any":
+    case "backreference":
+      return UNKNOWN;
+  }
 }
 
 /**
