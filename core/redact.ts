@@ -708,6 +708,14 @@ function cueIn(cue: RegExp, text: string): boolean {
 }
 const cueMemo = new Map<RegExp, { text: string; hit: boolean }>();
 
+/** Words of a patient's care, as staff write them, near a bare number that names a chart. */
+const CARE_WORDS =
+  /\b(?:pt|patient|chart|mrn|d\/c|dc'?d|d\/c'd|f\/u|labs?|refills?|allerg\w*|admit\w*|discharg\w*|bed|npo|consent|wristband|portal|dx|hx|s\/p|pod\d?|readmit\w*|appt|seen|huddle|surgery|pre-?op|post-?op|meds?|vitals|triage|pull|summary)\b|'s\s{1,2}(?:refill|labs?|allerg|chart|appt|meds?)/i;
+
+/** A system's object and its id right before a number: "job id 8812004", "batch #4471920", "pid 2210034". */
+const SYSTEM_ID_BEFORE =
+  /\b(?:jobs?|orders?|builds?|tickets?|runs?|requests?|invoices?|batch(?:es)?|tasks?|traces?|process(?:es)?|pid|issues?|incidents?|inc|events?|messages?|threads?|sessions?|queues?)\s{0,2}(?:id|number|no\.?|#|ref)?\s{0,2}[:#=]?\s{0,2}$/i;
+
 /** Words before a token that make it a product's or a build's, not a device's own number. */
 const NOT_A_SERIAL_BEFORE =
   /\b(?:model|part|p\/n|ref|lot|sku|catalog(?:ue)?|cat|firmware|fw|version|ver|build|release|order|ticket|jira|issue|pr|commit|sha|tag|image|run|job|req(?:uest)?|trace)\b[\s#:=-]{0,3}(?:no\.?|number|#)?[\s#:=]{0,3}$/i;
@@ -1150,6 +1158,26 @@ const detectors: readonly Detector[] = [
     kind: "name",
     needs: "always",
     pattern: rx(String.raw`(?<![\w.@\-])([a-z][\w.\-]{1,30})(?=[ \t](?:has[ \t])?joined[ \t]#)`, "g"),
+  },
+  // A bare number of seven or eight digits where the text speaks of a patient's care, as staff
+  // chat and tickets name a chart by its number: "can you pull 88120043", "#4471920 d/c'd", "f/u
+  // on 4408821", "5590021's refill", "Bed 3 — 4410928 — NPO". Not a count, a quantity, a
+  // system's number (an order's, a build's, a job's, a ticket's), a date written without
+  // separators, nor a field of HL7, a query string or markup (their readers know what it is).
+  {
+    kind: "mrn",
+    needs: "digit",
+    pattern: rx(
+      String.raw`${AT_DIGIT}(?<![\w\-./:$@,+|^~=<>]|\d[ ,]|[#@][\w\-]{1,20}[\-_])(?!${YYYYMMDD}(?!\d)|(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d\d(?!\d))\d{7,8}(?![\w\-/]|[.,]\d|\s{0,2}(?:%|[kmg]?b\b|bytes|ms|rows?|records?|patients|people|users|members|messages|calls|requests|items|times|units|mg|ml|usd|dollars|minutes|seconds|hours|days|visits|claims)\b)`,
+      "gi",
+    ),
+    veto: (text, match) => {
+      const before = text.slice(Math.max(0, match.index - 80), match.index);
+      const after = text.slice(match.index + match[0].length, match.index + match[0].length + 80);
+      return (
+        NOT_A_SERIAL_BEFORE.test(before) || SYSTEM_ID_BEFORE.test(before) || !CARE_WORDS.test(`${before} ${after}`)
+      );
+    },
   },
   // A record's number asked for by what is in it: "pull labs for 7720019", "the chart of 00912374";
   // not a count ("results for 120000 patients").

@@ -222,6 +222,12 @@ const examples: ReadonlyArray<readonly [string, string]> = [
   ["County FIPS 55133 for the report", "County FIPS 55133 for the report"],
   ["then tag it v2.4.0 tonight", "then tag it v2.4.0 tonight"],
   ["Clinic 01 — Fairview, Clinic 02 — Hillcrest", "Clinic 01 — Fairview, Clinic 02 — Hillcrest"],
+  // A bare chart number where staff speak of care; not a job's, a date's or a count.
+  ["can you pull 88120043 real quick? labs are back", "can you pull [MRN] real quick? labs are back"],
+  ["#4471920 d/c'd to home, f/u in 2 wks", "#[MRN] d/c'd to home, f/u in 2 wks"],
+  ["job id 8812004 stuck; the patient portal is fine", "job id 8812004 stuck; the patient portal is fine"],
+  ["admit date 20250611 in the chart export", "admit date [DATE] in the chart export"],
+  ["we sent 1200000 reminders to patients", "we sent 1200000 reminders to patients"],
   ["zip code 946121187 without its dash", "zip code [ZIP] without its dash"],
   ["paciente de 94 años, prefiere llamadas", "paciente de [AGE], prefiere llamadas"],
   ["moved to Austin, TX 73301 last spring", "moved to [ADDRESS], TX [ZIP] last spring"],
