@@ -1135,9 +1135,9 @@ export function findNames(
   }
 
   // 5d. A login made of an initial and a surname, as companies issue them, where a login is
-  // written: "assigned to jmartinez", "git blame says tnguyen", "run by gadeyemi", "Reporter:
-  // bwashington", `["sbhatt", "rgonzalez"]`, "(gmensah)". The surname must be a name no list holds
-  // as a word, and the login no word itself ("shall" is no s. Hall, "billing" no b. Illing).
+  // written (`isLoginContext`): "run by gadeyemi", "owned by user dkowalski", "Assignee:
+  // e.lindgren", "(gmensah)", "TODO(rkapoor)". The surname must be a name no list holds as a word,
+  // and the login no word itself ("shall" is no s. Hall, "billing" no b. Illing).
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token;
     if (covered[i] === 1 || !isLoginShaped(text, token)) continue;

@@ -53,7 +53,7 @@ const MARKS: Readonly<Record<string, string>> = { dash: "-", hyphen: "-", slash:
 
 const NUMBER_WORD = `(?:${[...Object.keys(UNITS), ...Object.keys(TEENS), ...Object.keys(TENS), "hundred", "thousand"].join("|")})`;
 const ITEM = String.raw`(?:${NUMBER_WORD}(?:-(?:${Object.keys(UNITS).join("|")}))?|\d{1,4}|${Object.keys(MARKS).join("|")})`;
-/** A run of number words and single numbers, said one after another: spaces, commas or hyphens between. */
+/** A run of number words and short numbers, said one after another: spaces or commas between (a hyphen joins a tens word to its unit). */
 const RUN = new RegExp(String.raw`(?<![\p{L}\d])${ITEM}(?:[ \t,]{1,3}${ITEM}){2,24}(?![\p{L}\d])`, "giu");
 const MONTH_BEFORE =
   /\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)[ \t,]{1,3}$/i;
