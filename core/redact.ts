@@ -2954,7 +2954,7 @@ function withSpoken(text: string, spans: IdentifierSpan[]): IdentifierSpan[] {
   if (spoken === null) return spans;
   const view = spoken.text;
   const found: IdentifierSpan[] = [];
-  for (const [from, to] of aroundRuns(view, spoken.runs)) {
+  for (const [from, to] of windowsAround(view, spoken.runs, LATER_PASS_WINDOW)) {
     const opensMessage = from === 0 || view.charCodeAt(from - 1) === 10;
     for (const span of scan(view.slice(from, to), null, opensMessage)) {
       const start = span.start + from;
@@ -2963,21 +2963,6 @@ function withSpoken(text: string, spans: IdentifierSpan[]): IdentifierSpan[] {
     }
   }
   return mergeView(text, spans, found, spoken.origin);
-}
-
-/** The stretches of `text` within `LATER_PASS_WINDOW` of each run, to whole words, merged where they overlap. */
-function aroundRuns(text: string, runs: ReadonlyArray<readonly [number, number]>): Array<readonly [number, number]> {
-  const windows: Array<[number, number]> = [];
-  for (const [start, end] of runs) {
-    let from = Math.max(0, start - LATER_PASS_WINDOW);
-    while (from > 0 && IN_WORD.test(text.charAt(from - 1))) from--;
-    let to = Math.min(text.length, end + LATER_PASS_WINDOW);
-    while (to < text.length && IN_WORD.test(text.charAt(to))) to++;
-    const last = windows[windows.length - 1];
-    if (last !== undefined && from <= last[1]) last[1] = to;
-    else windows.push([from, to]);
-  }
-  return windows;
 }
 
 /**
@@ -3029,12 +3014,30 @@ function placeholderWindows(
   reach = PLACEHOLDER_WINDOW,
   lineReach = 0,
 ): Array<readonly [number, number]> {
+  return windowsAround(
+    text,
+    placed.map((start) => [start, text.indexOf("]", start) + 1] as const),
+    reach,
+    lineReach,
+  );
+}
+
+/**
+ * The stretches of `text` within `reach` of each of `ranges` (in order), merged where they
+ * overlap, grown to whole words and, when `lineReach` is set, to whole lines that end that near.
+ */
+function windowsAround(
+  text: string,
+  ranges: ReadonlyArray<readonly [number, number]>,
+  reach: number,
+  lineReach = 0,
+): Array<readonly [number, number]> {
   const windows: Array<[number, number]> = [];
-  for (const start of placed) {
+  for (const [start, end] of ranges) {
     // Whole words at both ends: a word cut in two ("nam" of "name") can read as a name.
     let from = Math.max(0, start - reach);
     while (from > 0 && IN_WORD.test(text.charAt(from - 1))) from--;
-    let to = Math.min(text.length, text.indexOf("]", start) + 1 + reach);
+    let to = Math.min(text.length, end + reach);
     while (to < text.length && IN_WORD.test(text.charAt(to))) to++;
     // Whole lines when they end near: patterns anchored at a line's start or end read it whole.
     if (lineReach > 0) {

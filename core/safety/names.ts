@@ -748,19 +748,23 @@ function isLoginContext(text: string, first: Token, previous: Token | undefined,
   );
 }
 
+/** Whether a list holds the word of this hash as a word, a term, a company or a place. */
+function isListedThing(hash: number): boolean {
+  const { words, commonElsewhere, orgs, places, medical } = vocab();
+  return (
+    words.hasHash(hash) ||
+    commonElsewhere.hasHash(hash) ||
+    orgs.hasHash(hash) ||
+    places.hasHash(hash) ||
+    medical.hasHash(hash)
+  );
+}
+
 /** A surname a login may carry: a name, and no word, term, company or place. */
 function isSurname(word: string): boolean {
   if (word.length < 4) return false;
-  const { names, words, commonElsewhere, orgs, places, medical } = vocab();
   const hash = Bloom.hashOf(word);
-  return (
-    names.hasHash(hash) &&
-    !words.hasHash(hash) &&
-    !commonElsewhere.hasHash(hash) &&
-    !orgs.hasHash(hash) &&
-    !places.hasHash(hash) &&
-    !medical.hasHash(hash)
-  );
+  return vocab().names.hasHash(hash) && !isListedThing(hash);
 }
 
 /**
@@ -769,16 +773,7 @@ function isSurname(word: string): boolean {
  */
 function isLogin(plain: string, dotted: boolean): boolean {
   if (dotted) return isSurname(plain);
-  if (!isSurname(plain.slice(1))) return false;
-  const { words, commonElsewhere, medical, orgs, places } = vocab();
-  const hash = Bloom.hashOf(plain);
-  return (
-    !words.hasHash(hash) &&
-    !commonElsewhere.hasHash(hash) &&
-    !medical.hasHash(hash) &&
-    !orgs.hasHash(hash) &&
-    !places.hasHash(hash)
-  );
+  return isSurname(plain.slice(1)) && !isListedThing(Bloom.hashOf(plain));
 }
 
 /** Another identifier (or its placeholder) this close before or after a name supports it. */

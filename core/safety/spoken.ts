@@ -173,8 +173,16 @@ function groups(text: string, match: RegExpExecArray): Item[][] {
   return pieces.filter((piece) => piece.length >= 3 && piece.some((item) => HAS_WORD.test(item.word)));
 }
 
+/** The last text read and its view: a redaction asks for a text's view more than once. */
+let last: { text: string; view: SpokenView | null } | undefined;
+
 /** The text with its spoken runs in digits, or null when it has none. */
 export function spokenView(text: string): SpokenView | null {
+  if (last?.text !== text) last = { text, view: readView(text) };
+  return last.view;
+}
+
+function readView(text: string): SpokenView | null {
   if (!PAIR.test(text)) return null;
   let view = "";
   const origin: number[] = [];
