@@ -968,7 +968,15 @@ describe("redact: properties", () => {
       ),
       // Found by a run of this property: a number tagger that took a version after a label.
       // And a city's slot between an address and a ZIP holding an acronym.
-      { numRuns: 300, examples: [[["SSN:", "Dr.", "SSN:", "1.2.3", "the"]], [["[ADDRESS]", "SMS", "[ZIP]"]]] },
+      // And a number joined across a space to a version ("20 1.2.3"), taken for a record's after "MRN".
+      {
+        numRuns: 300,
+        examples: [
+          [["SSN:", "Dr.", "SSN:", "1.2.3", "the"]],
+          [["[ADDRESS]", "SMS", "[ZIP]"]],
+          [["MRN", "20", "1.2.3", "1.2.3"]],
+        ],
+      },
     );
   });
 

@@ -75,18 +75,14 @@ export function numberCandidates(text: string): NumberCandidate[] {
         end += 2;
       else break;
     }
+    // Digit groups join across a space ("4421 8812"), a dotted part does not: "20 1.2.3" is a
+    // number and a version, read one at a time.
+    const joined = text.slice(start, end);
+    if (joined.includes(" ") && joined.includes(".")) end = start + joined.indexOf(" ");
     DIGIT.lastIndex = end;
     let digits = 0;
     for (let k = start; k < end && digits < 2; k++) if (isDigit(text.charCodeAt(k))) digits++;
-    // Not a version, nor versions side by side ("1.2.3 1.2.3", joined across the space as grouped digits are).
-    if (
-      digits >= 2 &&
-      !text
-        .slice(start, end)
-        .split(" ")
-        .every((part) => VERSION.test(part))
-    )
-      out.push({ start, end });
+    if (digits >= 2 && !VERSION.test(text.slice(start, end))) out.push({ start, end });
   }
   return out;
 }
